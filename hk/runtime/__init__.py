@@ -1,0 +1,1 @@
+"""hk's runtime: finding the toolchain, compiling, gating and launching code objects."""

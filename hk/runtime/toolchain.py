@@ -1,0 +1,81 @@
+"""Where the HIP compiler and the LLVM tools are.
+
+In order of preference:
+  1. HK_CLANG and HK_ROCM_ROOT (and HK_LLVM_BIN for the tools): set by the Bazel rules and
+     tests to the hermetic toolchain (@rocm_device, @llvm_toolchain).
+  2. HK_ROCM_PATH: an installed ROCm; its llvm/bin/clang++ and llvm/bin tools.
+  3. /opt/rocm, if it exists.
+"""
+
+import dataclasses
+import functools
+import hashlib
+import os
+import subprocess
+
+from hk.errors import ToolchainError
+
+
+@dataclasses.dataclass(frozen=True)
+class Toolchain:
+    """The programs one compile uses, as absolute paths."""
+
+    clang: str
+    rocm_root: str
+    llvm_bin: str
+    origin: str
+
+    def tool(self, name):
+        """The absolute path of an LLVM tool (llvm-readelf, llvm-objdump, llvm-mc, ...)."""
+        path = os.path.join(self.llvm_bin, name)
+        if not os.access(path, os.X_OK):
+            raise ToolchainError("%s not found in %s (toolchain: %s)" % (name, self.llvm_bin, self.origin))
+        return path
+
+    @functools.cached_property
+    def identity(self):
+        """A digest of what decides the compiler's output: its version text and device libraries.
+
+        Part of every compile cache key, so a new compiler or new bitcode never serves old objects.
+        """
+        digest = hashlib.sha256()
+        version = subprocess.run([self.clang, "--version"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, universal_newlines=True)
+        digest.update(version.stdout.encode())
+        version_file = os.path.join(self.rocm_root, "share", "hip", "version")
+        if os.path.exists(version_file):
+            digest.update(open(version_file, "rb").read())
+        bitcode = os.path.join(self.rocm_root, "amdgcn", "bitcode")
+        if os.path.isdir(bitcode):
+            for name in sorted(os.listdir(bitcode)):
+                st = os.stat(os.path.join(bitcode, name))
+                digest.update(("%s:%d\n" % (name, st.st_size)).encode())
+        return digest.hexdigest()
+
+
+def _absolute(path):
+    return os.path.abspath(path) if path else path
+
+
+def find():
+    """The toolchain to compile with; ToolchainError naming what to set when there is none."""
+    env = os.environ
+    if env.get("HK_CLANG"):
+        clang = _absolute(env["HK_CLANG"])
+        root = _absolute(env.get("HK_ROCM_ROOT", ""))
+        if not root:
+            raise ToolchainError("HK_CLANG is set but HK_ROCM_ROOT is not",
+                                 hint="set HK_ROCM_ROOT to the ROCm root holding include/hip and amdgcn/bitcode")
+        llvm_bin = _absolute(env.get("HK_LLVM_BIN", os.path.dirname(clang)))
+        return Toolchain(clang, root, llvm_bin, "HK_CLANG=" + clang)
+    for var, root in (("HK_ROCM_PATH", env.get("HK_ROCM_PATH")), ("/opt/rocm", "/opt/rocm")):
+        if root and os.path.isdir(root):
+            clang = os.path.join(root, "llvm", "bin", "clang++")
+            if not os.access(clang, os.X_OK):
+                raise ToolchainError("%s has no llvm/bin/clang++" % root,
+                                     hint="point HK_ROCM_PATH at a complete ROCm installation")
+            return Toolchain(clang, root, os.path.dirname(clang), "%s (%s)" % (var, root))
+    raise ToolchainError(
+        "no HIP compiler found",
+        hint="set HK_ROCM_PATH to a ROCm installation, or run through Bazel, whose rules and "
+             "tests set HK_CLANG and HK_ROCM_ROOT to the hermetic toolchain")

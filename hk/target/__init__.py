@@ -1,0 +1,1 @@
+"""Facts about the GPU targets hk-dsl compiles for, read from targets.json (see facts.py)."""

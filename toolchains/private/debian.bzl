@@ -1,0 +1,71 @@
+"""Shared pieces of the repository rules: the cache, the host interpreter, the package fetch."""
+
+load("//third_party/debian:packages.bzl", "DEBIAN_ARCHIVES", "PACKAGES")
+
+# The environment the repository rules read; a change to any of them re-runs the rule.
+REPOSITORY_ENVIRON = ["HK_CACHE_DIR", "HK_PYTHON", "HK_ROCM_PATH", "XDG_CACHE_HOME", "HOME"]
+
+def cache_dir(rctx):
+    """(string) hk's cache root: $HK_CACHE_DIR, else $XDG_CACHE_HOME/hk, else ~/.cache/hk."""
+    env = rctx.os.environ
+    if env.get("HK_CACHE_DIR"):
+        return env["HK_CACHE_DIR"]
+    if env.get("XDG_CACHE_HOME"):
+        return env["XDG_CACHE_HOME"] + "/hk"
+    if not env.get("HOME"):
+        fail("neither HK_CACHE_DIR nor HOME is set; set HK_CACHE_DIR to a writable directory")
+    return env["HOME"] + "/.cache/hk"
+
+def host_python(rctx):
+    """(path) the interpreter bazelw exported as HK_PYTHON, else python3 on PATH."""
+    python = rctx.os.environ.get("HK_PYTHON")
+    if python:
+        return rctx.path(python)
+    found = rctx.which("python3")
+    if not found:
+        fail("no Python interpreter: run the build through ./bazelw, or put python3 on PATH")
+    return found
+
+def fetch_debian_packages(rctx, names, dest = "."):
+    """Downloads (or takes from the cache) the pinned packages `names` and unpacks them in `dest`.
+
+    Args:
+      rctx: the repository context.
+      names: (list of string) package names, each a key of PACKAGES.
+      dest: (string) directory inside the repository to unpack into.
+    """
+    script = rctx.path(Label("//toolchains:debian_fetch.py"))
+    args = [host_python(rctx), script, "--cache", cache_dir(rctx) + "/debian", "--dest", dest]
+    for url, suites in DEBIAN_ARCHIVES.items():
+        args += ["--archive", "%s=%s" % (url, ",".join(suites))]
+    for name in names:
+        if name not in PACKAGES:
+            fail("package %r is not in third_party/debian/packages.bzl; add its version and sha256 there" % name)
+        version, sha256 = PACKAGES[name]
+        args += ["--package", "%s=%s=%s" % (name, version, sha256)]
+    rctx.report_progress("fetching %d Debian packages" % len(names))
+    result = rctx.execute(args, timeout = 3600, quiet = False)
+    if result.return_code != 0:
+        fail("fetching %s failed:\n%s" % (", ".join(names), result.stderr))
+
+def tool_wrapper(rctx, path, target, library_dirs):
+    """Writes an executable script at `path` that runs `target` with `library_dirs` on the loader path.
+
+    Both are relative to the repository root; the script finds that root through its own real
+    path, so it works from the repository, an action's sandbox and a test's runfiles alike.
+
+    Args:
+      rctx: the repository context.
+      path: (string) where the wrapper goes, e.g. "bin/clang++".
+      target: (string) the real binary, e.g. "usr/lib/llvm-22/bin/clang++".
+      library_dirs: (list of string) directories prepended to LD_LIBRARY_PATH.
+    """
+    depth = len(path.split("/")) - 1
+    up = "/".join([".."] * depth) if depth else "."
+    lib_path = ":".join(['$root/' + d for d in library_dirs])
+    rctx.file(path, executable = True, content = """#!/usr/bin/env bash
+# Generated: runs {target} from the unpacked package tree.
+root="$(cd "$(dirname "$(readlink -f "${{BASH_SOURCE[0]}}")")/{up}" && pwd)"
+export LD_LIBRARY_PATH="{lib_path}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"
+exec "$root/{target}" "$@"
+""".format(target = target, up = up, lib_path = lib_path))

@@ -1,0 +1,24 @@
+"""The external repositories hk-dsl builds with. Call hk_toolchains() from the WORKSPACE.
+
+Every toolchain is unpacked from pinned, checksummed packages (third_party/debian/packages.bzl);
+`--repo_env=HK_ROCM_PATH=/opt/rocm` takes the HIP compiler, headers and device libraries from an
+installed ROCm instead.
+"""
+
+load("//toolchains/private:llvm.bzl", "llvm_toolchain_repository")
+load("//toolchains/private:python.bzl", "hk_python_repository")
+load("//toolchains/private:rocm.bzl", "rocm_device_repository")
+load("//toolchains/private:targets.bzl", "hk_targets_repository")
+
+def hk_toolchains():
+    """Declares @hk_python, @hk_targets, @llvm_toolchain and @rocm_device.
+
+    Example (WORKSPACE):
+        load("//toolchains:repositories.bzl", "hk_toolchains")
+        hk_toolchains()
+        register_toolchains("@hk_python//:toolchain")
+    """
+    hk_python_repository(name = "hk_python")
+    hk_targets_repository(name = "hk_targets")
+    llvm_toolchain_repository(name = "llvm_toolchain")
+    rocm_device_repository(name = "rocm_device")
