@@ -1,0 +1,50 @@
+//===- HKDialect.h - the hk dialect -----------------------------*- C++ -*-===//
+//
+// Everything a user of the hk dialect includes: the dialect, its enums, types and ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HK_HKDIALECT_H
+#define HK_HKDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "hk/HKDialect.h.inc"
+#include "hk/HKEnums.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "hk/HKTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "hk/HKOps.h.inc"
+
+namespace mlir::hk {
+
+/// Names of the attributes hk puts on a kernel's func.func.
+inline constexpr llvm::StringLiteral kKernelAttr = "hk.kernel";
+inline constexpr llvm::StringLiteral kWarpsAttr = "hk.warps";
+inline constexpr llvm::StringLiteral kArchAttr = "hk.arch";
+
+/// Bytes of one element of a tile or view of `type` (i1 masks count one byte).
+int64_t elementBytes(Type type);
+
+/// Whether `type` is an element type tiles and views may hold.
+bool isSupportedElementType(Type type, bool allowMask);
+
+/// Whether `op` is a kernel: a func.func with the hk.kernel attribute.
+bool isKernel(Operation *op);
+
+/// The waves per workgroup of the kernel enclosing `op` (1 when unset).
+int64_t getKernelWarps(Operation *op);
+
+} // namespace mlir::hk
+
+#endif // HK_HKDIALECT_H

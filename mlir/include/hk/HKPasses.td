@@ -1,0 +1,106 @@
+//===- HKPasses.td - the verifying passes of hk ----------------*- tablegen -*-===//
+//
+// The passes of hk-kernel-pipeline. Each refuses, before any compiler runs, one class of the
+// silent failures of hand-written tile code.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HK_PASSES_TD
+#define HK_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def HKStructure : Pass<"hk-structure", "ModuleOp"> {
+  let summary = "check the structure of kernels: uniform workgroup-wide operations, sizes";
+  let description = [{
+    Workgroup-wide operations (`hk.barrier`, `hk.copy_to_lds`, `hk.copy_from_lds`,
+    `hk.lds_alloc`) must be reached by every wave of the workgroup, so they may not sit under
+    control flow whose condition or bounds depend on `hk.warp_id` or `hk.lane_id`. LDS is
+    allocated once, outside every loop. The workgroup (hk.warps waves of the target's wave
+    size) must fit the target's maximum workgroup size.
+
+    ```mlir
+    %w = hk.warp_id
+    %c0 = arith.constant 0 : index
+    %first = arith.cmpi eq, %w, %c0 : index
+    scf.if %first {
+      hk.barrier   // error: workgroup-wide operation under divergent control flow
+    }
+    ```
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"gfx1100\"", "target architecture">,
+  ];
+  let dependentDialects = ["::mlir::hk::HKDialect"];
+}
+
+def HKFragments : Pass<"hk-fragments", "ModuleOp"> {
+  let summary = "assign MMA fragment roles; refuse incompatible roles and slow operand layouts";
+  let description = [{
+    Gives every register tile that feeds an `hk.mma` its fragment role (`a`, `b` or `c`) in its
+    type, and refuses a tile used in two roles that need different register layouts. Checks
+    that the target's matrix cores have the operation's operand type and shape.
+
+    A 16-bit tile loaded from LDS in `col` layout is read with 16-bit LDS loads, eight times
+    the instructions of the 128-bit loads a `row` tile gets: a warning naming the fix
+    (store the operand transposed and use the `t` form of the MMA), or an error with
+    `strict=true`.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"gfx1100\"", "target architecture">,
+    Option<"strict", "strict", "bool", /*default=*/"false",
+           "make slow column-layout LDS reads an error instead of a warning">,
+  ];
+  let dependentDialects = ["::mlir::hk::HKDialect"];
+}
+
+def HKLdsAllocation : Pass<"hk-lds-allocation", "ModuleOp"> {
+  let summary = "place every LDS allocation at an aligned offset within the target's LDS";
+  let description = [{
+    Assigns each `hk.lds_alloc` of a kernel a byte `offset`, aligned to 16 bytes (128-bit LDS
+    accesses), in program order, and records the total on the kernel as `hk.lds_bytes`. A
+    kernel that needs more than the target's LDS is an error that lists every allocation.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"gfx1100\"", "target architecture">,
+  ];
+  let dependentDialects = ["::mlir::hk::HKDialect"];
+}
+
+def HKWaits : Pass<"hk-waits", "ModuleOp"> {
+  let summary = "derive or check every wait on the LDS and vector-memory counters";
+  let description = [{
+    Models the operations in flight on each counter as the hardware counts them, in order:
+    `hk.lds_load` and `hk.lds_store` on the LDS counter; `hk.load`, `hk.gather` and, on targets
+    with asynchronous global-to-LDS copies, `hk.copy_to_lds` on the vector-memory counter.
+
+    With `derive=true` (the default) a use of a value whose load is in flight gets the
+    weakest wait that completes it, and a barrier reached with LDS writes in flight gets the
+    wait that drains them. With `derive=false` each of these is an error. Either way: a wait
+    that names nothing in flight, a kernel that ends with loads in flight, and a loop whose
+    in-flight state does not reach a steady state are errors. Every wait lists the values it
+    completes (`for ...`), which the translation binds after it.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"gfx1100\"", "target architecture">,
+    Option<"derive", "derive", "bool", /*default=*/"true",
+           "insert the waits a kernel leaves out instead of refusing it">,
+  ];
+  let dependentDialects = ["::mlir::hk::HKDialect"];
+}
+
+def HKBudgets : Pass<"hk-budgets", "ModuleOp"> {
+  let summary = "refuse kernels whose live register tiles exceed the target's VGPRs";
+  let description = [{
+    Computes, at every point of a kernel, the VGPRs the live register tiles and vectors take
+    per lane (on RDNA3, 16-bit MMA operands take twice: their lanes are duplicated) and
+    refuses the kernel when the peak exceeds the budget: the target's VGPRs, or the kernel's
+    `hk.max_vgprs` when lower. The error gives the peak, the budget and the largest tiles.
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"gfx1100\"", "target architecture">,
+  ];
+  let dependentDialects = ["::mlir::hk::HKDialect"];
+}
+
+#endif // HK_PASSES_TD

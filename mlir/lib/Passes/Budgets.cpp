@@ -1,0 +1,138 @@
+//===- Budgets.cpp - hk-budgets -------------------------------------------===//
+//
+// Refuses a kernel whose live register tiles need more VGPRs than the target (or the kernel's
+// hk.max_vgprs) allows, before any compiler runs: on the GPU the excess would be spilled, and a
+// spill reorders against hand-placed waits.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PassUtils.h"
+#include "hk/HKPasses.h"
+
+#include "mlir/Analysis/Liveness.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::hk {
+#define GEN_PASS_DEF_HKBUDGETS
+#include "hk/HKPasses.h.inc"
+} // namespace mlir::hk
+
+using namespace mlir;
+using namespace mlir::hk;
+
+int64_t mlir::hk::vgprsOf(Type type, const TargetFacts &facts) {
+  auto perLane = [&](int64_t elements, Type element) {
+    int64_t bits = element.isSignlessInteger(1) ? 8 : element.getIntOrFloatBitWidth();
+    return llvm::divideCeil(elements * bits / facts.waveSize, 32);
+  };
+  if (auto rt = dyn_cast<RegisterTileType>(type)) {
+    int64_t vgprs = perLane(rt.getNumElements(), rt.getElementType());
+    // RDNA3's WMMA wants lanes 16-31 to repeat lanes 0-15 of its A and B operands.
+    if (facts.family == "rdna3" && (rt.getRole() == Role::a || rt.getRole() == Role::b))
+      vgprs *= 2;
+    return vgprs;
+  }
+  if (auto rv = dyn_cast<RegisterVectorType>(type))
+    // A vector of a tile is held like a column of 16 elements per entry (each lane keeps the
+    // entries of the rows or columns it owns).
+    return perLane(rv.getLength() * 16, rv.getElementType());
+  return 0;
+}
+
+namespace {
+
+struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
+  using HKBudgetsBase::HKBudgetsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    const TargetFacts *facts = getTargetOrError(module, arch);
+    if (!facts)
+      return signalPassFailure();
+    bool failed = false;
+    forEachKernel(module, [&](func::FuncOp kernel) { failed |= !check(kernel, *facts); });
+    if (failed)
+      signalPassFailure();
+  }
+
+  /// Register values live just before `op` (`after` = false) or just after it, including the
+  /// values live across each of its ancestors.
+  static llvm::SetVector<Value> liveAround(Liveness &liveness, Operation *op, func::FuncOp kernel,
+                                           bool after) {
+    llvm::SetVector<Value> live;
+    bool innermost = true;
+    for (Operation *at = op; at && at != kernel.getOperation(); at = at->getParentOp()) {
+      Block *block = at->getBlock();
+      const LivenessBlockInfo *info = liveness.getLiveness(block);
+      if (!info)
+        continue;
+      for (Value v : info->currentlyLiveValues(at)) {
+        if (!isa<RegisterTileType, RegisterVectorType>(v.getType()))
+          continue;
+        Operation *start = info->getStartOperation(v);
+        Operation *end = info->getEndOperation(v, start);
+        bool definedBefore = v.getParentBlock() != block || isa<BlockArgument>(v) ||
+                             start->isBeforeInBlock(at);
+        bool definedAtOrBefore = definedBefore || start == at;
+        bool usedAtOrAfter = end == at || at->isBeforeInBlock(end) || info->isLiveOut(v);
+        bool usedAfter = (end != at && at->isBeforeInBlock(end)) || info->isLiveOut(v);
+        if (!innermost) {
+          // Around an ancestor only what lives through it counts; its body counts the rest.
+          if (definedBefore && usedAfter)
+            live.insert(v);
+        } else if (after ? (definedAtOrBefore && usedAfter) : (definedBefore && usedAtOrAfter)) {
+          live.insert(v);
+        }
+      }
+      innermost = false;
+    }
+    return live;
+  }
+
+  bool check(func::FuncOp kernel, const TargetFacts &facts) {
+    int64_t budget = facts.maxVgprs + facts.maxAgprs;
+    StringRef source = "the target's";
+    if (auto cap = kernel->getAttrOfType<IntegerAttr>("hk.max_vgprs");
+        cap && cap.getInt() < budget) {
+      budget = cap.getInt();
+      source = "the kernel's max_vgprs";
+    }
+    Liveness liveness(kernel);
+    int64_t peak = 0;
+    Operation *peakOp = nullptr;
+    llvm::SetVector<Value> peakValues;
+    kernel.walk([&](Operation *op) {
+      for (bool after : {false, true}) {
+        llvm::SetVector<Value> live = liveAround(liveness, op, kernel, after);
+        int64_t total = 0;
+        for (Value v : live)
+          total += vgprsOf(v.getType(), facts);
+        if (total > peak) {
+          peak = total;
+          peakOp = op;
+          peakValues = std::move(live);
+        }
+      }
+    });
+    kernel->setAttr("hk.tile_vgprs", IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), peak));
+    if (peak <= budget)
+      return true;
+    SmallVector<Value> largest(peakValues.begin(), peakValues.end());
+    llvm::stable_sort(largest, [&](Value a, Value b) {
+      return vgprsOf(a.getType(), facts) > vgprsOf(b.getType(), facts);
+    });
+    InFlightDiagnostic diag =
+        peakOp->emitError() << "register tiles live here need " << peak << " VGPRs per lane but "
+                            << source << " budget on " << facts.arch << " is " << budget
+                            << "; the compiler would spill, and spills reorder against the "
+                               "kernel's waits. Use smaller tiles, fewer buffers in registers, "
+                               "or more warps each holding less";
+    for (Value v : llvm::ArrayRef(largest).take_front(4)) {
+      Location loc = v.getDefiningOp() ? v.getDefiningOp()->getLoc() : kernel.getLoc();
+      diag.attachNote(loc) << v.getType() << " takes " << vgprsOf(v.getType(), facts) << " VGPRs";
+    }
+    return false;
+  }
+};
+
+} // namespace

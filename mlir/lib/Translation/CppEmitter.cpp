@@ -1,0 +1,107 @@
+//===- CppEmitter.cpp - names and types of the C++ translation -----------===//
+
+#include "CppEmitter.h"
+
+using namespace mlir;
+using namespace mlir::hk;
+
+std::string CppEmitter::elementName(Type element) {
+  if (element.isBF16())
+    return "hk::bf16";
+  if (element.isF16())
+    return "hk::fp16";
+  if (element.isF32())
+    return "float";
+  if (element.isSignlessInteger(32))
+    return "int32_t";
+  if (element.isSignlessInteger(8))
+    return "int8_t";
+  if (element.isSignlessInteger(1))
+    return "bool";
+  if (element.isSignlessInteger(64))
+    return "int64_t";
+  if (isa<Float8E4M3FNType, Float8E4M3FNUZType>(element))
+    return "hk::fp8e4m3";
+  if (isa<Float8E5M2Type, Float8E5M2FNUZType>(element))
+    return "hk::fp8e5m2";
+  if (element.isIndex())
+    return "int";
+  return "";
+}
+
+static const char *layoutName(Layout layout) {
+  return layout == Layout::row ? "hk::row_l" : "hk::col_l";
+}
+
+FailureOr<std::string> CppEmitter::typeName(Type type, Location loc) {
+  auto element = [&](Type e) -> FailureOr<std::string> {
+    std::string n = elementName(e);
+    if (n.empty())
+      return emitError(loc) << "hk-to-cpp cannot spell element type " << e;
+    return n;
+  };
+  if (auto rt = dyn_cast<RegisterTileType>(type)) {
+    auto e = element(rt.getElementType());
+    if (failed(e))
+      return failure();
+    return llvm::formatv("hk::rt<{0}, {1}, {2}, {3}>", *e, rt.getRows(), rt.getCols(),
+                         layoutName(rt.getLayout()))
+        .str();
+  }
+  if (auto rv = dyn_cast<RegisterVectorType>(type)) {
+    auto e = element(rv.getElementType());
+    if (failed(e))
+      return failure();
+    // A vector is spelled as the vector of a row-layout tile it spans.
+    if (rv.getAxis() == VecAxis::col)
+      return llvm::formatv("typename hk::rt<{0}, {1}, 16, hk::row_l>::col_vec", *e, rv.getLength())
+          .str();
+    return llvm::formatv("typename hk::rt<{0}, 16, {1}, hk::row_l>::row_vec", *e, rv.getLength())
+        .str();
+  }
+  if (auto st = dyn_cast<SharedTileType>(type)) {
+    auto e = element(st.getElementType());
+    if (failed(e))
+      return failure();
+    return llvm::formatv("hk::st<{0}, {1}, {2}>", *e, st.getRows(), st.getCols()).str();
+  }
+  if (auto sv = dyn_cast<SharedVectorType>(type)) {
+    auto e = element(sv.getElementType());
+    if (failed(e))
+      return failure();
+    return llvm::formatv("hk::sv<{0}, {1}>", *e, sv.getLength()).str();
+  }
+  if (auto gl = dyn_cast<GlobalType>(type)) {
+    auto e = element(gl.getElementType());
+    if (failed(e))
+      return failure();
+    return llvm::formatv("hk::gl<{0}>", *e).str();
+  }
+  if (isa<CoordType>(type))
+    return std::string("hk::coord");
+  return element(type);
+}
+
+std::string CppEmitter::name(Value v) {
+  auto it = names.find(v);
+  if (it != names.end())
+    return it->second;
+  const char *prefix = "v";
+  if (isa<RegisterTileType, RegisterVectorType>(v.getType()))
+    prefix = "t";
+  else if (isa<SharedTileType, SharedVectorType>(v.getType()))
+    prefix = "s";
+  else if (isa<CoordType>(v.getType()))
+    prefix = "c";
+  std::string n = prefix + std::to_string(counter++);
+  names[v] = n;
+  return n;
+}
+
+LogicalResult CppEmitter::declare(Value v, Location loc) {
+  auto type = typeName(v.getType(), loc);
+  if (failed(type))
+    return failure();
+  line() << *type << " " << name(v) << ";\n";
+  return success();
+}

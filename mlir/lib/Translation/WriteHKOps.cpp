@@ -1,0 +1,227 @@
+//===- WriteHKOps.cpp - hk operations as tile-library calls ---------------===//
+//
+// Destination-first calls, as the tile library takes them: `hk::add(dst, a, b)`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelWriter.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::hk;
+using namespace mlir::hk::detail;
+
+static const char *dimName(Dim d) { return d == Dim::x ? "x" : d == Dim::y ? "y" : "z"; }
+
+LogicalResult KernelWriter::writeWait(StringRef fn, int64_t count, ValueRange guarded) {
+  e.line() << "hk::" << fn << "<" << count << ">();\n";
+  // The bind makes every register of the completed tiles an operand of a volatile asm right
+  // after the wait, so nothing that reads them can move above it.
+  for (Value v : guarded)
+    e.line() << "hk::bind(" << n(v) << ");\n";
+  return success();
+}
+
+LogicalResult KernelWriter::writeHK(Operation *op) {
+  // Register results are declared first, then filled by the call.
+  auto declared = [&](Value v) { return e.declare(v, op->getLoc()); };
+  auto call = [&](StringRef fn, std::initializer_list<std::string> args) {
+    e.line() << "hk::" << fn << "(";
+    bool first = true;
+    for (const std::string &a : args) {
+      e.os << (first ? "" : ", ") << a;
+      first = false;
+    }
+    e.os << ");\n";
+    return success();
+  };
+  auto into = [&](Value result, StringRef fn, std::initializer_list<std::string> args) {
+    if (failed(declared(result)))
+      return failure();
+    e.line() << "hk::" << fn << "(" << n(result);
+    for (const std::string &a : args)
+      e.os << ", " << a;
+    e.os << ");\n";
+    return success();
+  };
+  auto indices = [&](ValueRange idx) {
+    std::string out;
+    for (Value v : idx)
+      out += (out.empty() ? "" : ", ") + n(v);
+    return out;
+  };
+  auto bufferOf = [&](Value shared, Value buffer) { return n(shared) + "[" + n(buffer) + "]"; };
+
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      // Indexing.
+      .Case([&](BlockIdxOp o) -> LogicalResult {
+        return scalarResult(op, std::string("static_cast<int>(blockIdx.") + dimName(o.getDim()) + ")");
+      })
+      .Case([&](GridDimOp o) -> LogicalResult {
+        return scalarResult(op, std::string("static_cast<int>(gridDim.") + dimName(o.getDim()) + ")");
+      })
+      .Case([&](WarpIdOp) -> LogicalResult { return scalarResult(op, "hk::warpid()"); })
+      .Case([&](LaneIdOp) -> LogicalResult { return scalarResult(op, "hk::laneid()"); })
+      .Case([&](NumWarpsOp) -> LogicalResult { return scalarResult(op, std::to_string(e.warps)); })
+      .Case([&](ExtentOp o) -> LogicalResult {
+        return scalarResult(op, n(o.getSrc()) + "." + stringifyExtent(o.getDim()).str());
+      })
+      .Case([&](TileCoordOp o) -> LogicalResult {
+        e.line() << "const hk::coord " << n(o.getResult()) << "{" << n(o.getBatch()) << ", "
+                 << n(o.getDepth()) << ", " << n(o.getRow()) << ", " << n(o.getCol()) << "};\n";
+        return success();
+      })
+      // Global memory.
+      .Case([&](LoadOp o) -> LogicalResult { return into(o.getResult(), "load", {n(o.getSrc()), n(o.getCoord())}); })
+      .Case([&](StoreOp o) -> LogicalResult { return call("store", {n(o.getDst()), n(o.getValue()), n(o.getCoord())}); })
+      .Case([&](GatherOp o) -> LogicalResult {
+        return into(o.getResult(), "gather_rows", {n(o.getSrc()), n(o.getRowIds()), n(o.getCoord())});
+      })
+      .Case([&](ScatterOp o) -> LogicalResult {
+        return call("scatter_rows", {n(o.getDst()), n(o.getValue()), n(o.getRowIds()), n(o.getCoord())});
+      })
+      .Case([&](LoadScalarOp o) -> LogicalResult {
+        return scalarResult(op, "hk::load_scalar(" + n(o.getSrc()) + ", " + indices(o.getIndices()) + ")");
+      })
+      .Case([&](StoreScalarOp o) -> LogicalResult {
+        return call("store_scalar", {n(o.getDst()), indices(o.getIndices()), n(o.getValue())});
+      })
+      .Case([&](AtomicAddOp o) -> LogicalResult {
+        return call("atomic_add", {n(o.getDst()), indices(o.getIndices()), n(o.getValue())});
+      })
+      // LDS.
+      .Case([&](LdsAllocOp o) -> LogicalResult {
+        auto offset = o.getOffset();
+        if (!offset)
+          return o.emitError() << "LDS allocation has no offset; run hk-lds-allocation (or "
+                                  "hk-kernel-pipeline) before translating";
+        auto type = e.typeName(o.getType(), op->getLoc());
+        if (failed(type))
+          return failure();
+        int64_t bytes = isa<SharedTileType>(o.getType())
+                            ? cast<SharedTileType>(o.getType()).getBufferBytes()
+                            : cast<SharedVectorType>(o.getType()).getBufferBytes();
+        // Buffers sit back to back; the tile library's shared types have exactly these bytes.
+        e.line() << "static_assert(sizeof(" << *type << ") == " << bytes
+                 << ", \"shared tile size differs from the LDS allocation's\");\n";
+        e.line() << *type << "* " << n(o.getResult()) << " = reinterpret_cast<" << *type
+                 << "*>(hk_lds + " << *offset << ");\n";
+        return success();
+      })
+      .Case([&](SubtileOp o) -> LogicalResult {
+        auto type = e.typeName(o.getType(), op->getLoc());
+        if (failed(type))
+          return failure();
+        e.line() << "auto " << n(o.getResult()) << " = hk::subtile<" << o.getType().getRows() << ", "
+                 << o.getType().getCols() << ">(" << bufferOf(o.getSrc(), o.getBuffer()) << ", "
+                 << n(o.getRow()) << ", " << n(o.getCol()) << ");\n";
+        return success();
+      })
+      .Case([&](LdsLoadOp o) -> LogicalResult {
+        std::string src = isa_and_nonnull<SubtileOp>(o.getSrc().getDefiningOp())
+                              ? n(o.getSrc())
+                              : bufferOf(o.getSrc(), o.getBuffer());
+        return into(o.getResult(), "load", {src});
+      })
+      .Case([&](LdsStoreOp o) -> LogicalResult {
+        std::string dst = isa_and_nonnull<SubtileOp>(o.getDst().getDefiningOp())
+                              ? n(o.getDst())
+                              : bufferOf(o.getDst(), o.getBuffer());
+        return call("store", {dst, n(o.getValue())});
+      })
+      .Case([&](CopyToLdsOp o) -> LogicalResult {
+        e.line() << "hk::group<" << e.warps << ">::load(" << bufferOf(o.getDst(), o.getBuffer())
+                 << ", " << n(o.getSrc()) << ", " << n(o.getCoord()) << ");\n";
+        if (e.facts.asyncGlobalToLds)
+          e.asyncCopyPending = true;
+        return success();
+      })
+      .Case([&](CopyFromLdsOp o) -> LogicalResult {
+        e.line() << "hk::group<" << e.warps << ">::store(" << n(o.getDst()) << ", "
+                 << bufferOf(o.getSrc(), o.getBuffer()) << ", " << n(o.getCoord()) << ");\n";
+        return success();
+      })
+      // Waits, barriers, scheduling.
+      .Case([&](WaitLdsOp o) -> LogicalResult { return writeWait("wait_lds", o.getCount(), o.getGuarded()); })
+      .Case([&](WaitVmOp o) -> LogicalResult {
+        e.asyncCopyPending = false;
+        return writeWait("wait_vm", o.getCount(), o.getGuarded());
+      })
+      .Case([&](BarrierOp) -> LogicalResult {
+        if (e.asyncCopyPending) {
+          // The DMA into LDS counts on vmcnt, which the barrier does not wait for.
+          e.line() << "hk::wait_vm<0>(); // asynchronous global->LDS copy before the barrier\n";
+          e.asyncCopyPending = false;
+        }
+        return call("barrier", {});
+      })
+      .Case([&](SchedBarrierOp o) -> LogicalResult {
+        e.line() << "hk::sched_barrier<" << o.getMask() << ">();\n";
+        return success();
+      })
+      .Case([&](SetPrioOp o) -> LogicalResult {
+        e.line() << "hk::set_prio<" << o.getPriority() << ">();\n";
+        return success();
+      })
+      // MMA.
+      .Case([&](MmaOp o) -> LogicalResult {
+        std::string fn = "mma_" + stringifyMmaKind(o.getKind()).str();
+        return into(o.getResult(), fn, {n(o.getA()), n(o.getB()), n(o.getC())});
+      })
+      // Elementwise.
+      .Case([&](UnaryOp o) -> LogicalResult { return into(o.getResult(), stringifyUnaryFn(o.getFn()), {n(o.getX())}); })
+      .Case([&](BinaryOp o) -> LogicalResult {
+        return into(o.getResult(), stringifyBinaryFn(o.getFn()), {n(o.getLhs()), n(o.getRhs())});
+      })
+      .Case([&](CmpOp o) -> LogicalResult {
+        return into(o.getResult(), stringifyCmpPredicate(o.getPredicate()), {n(o.getLhs()), n(o.getRhs())});
+      })
+      .Case([&](SelectOp o) -> LogicalResult {
+        return into(o.getResult(), "select", {n(o.getMask()), n(o.getTrueValue()), n(o.getFalseValue())});
+      })
+      .Case([&](BroadcastBinaryOp o) -> LogicalResult {
+        std::string fn = stringifyBinaryFn(o.getFn()).str() +
+                         (o.getVec().getType().getAxis() == VecAxis::col ? "_row" : "_col");
+        return into(o.getResult(), fn, {n(o.getTile()), n(o.getVec())});
+      })
+      .Case([&](BroadcastOp o) -> LogicalResult {
+        StringRef fn = o.getVec().getType().getAxis() == VecAxis::col ? "broadcast_row" : "broadcast_col";
+        return into(o.getResult(), fn, {n(o.getVec())});
+      })
+      // Fills, masks, indices.
+      .Case([&](FillOp o) -> LogicalResult {
+        auto f = dyn_cast<FloatAttr>(o.getValue());
+        if (f && f.getValue().isZero() && !f.getValue().isNegative())
+          return into(o.getResult(), "zero", {});
+        if (f && f.getValue().isInfinity() && f.getValue().isNegative())
+          return into(o.getResult(), "neg_infty", {});
+        return into(o.getResult(), "fill", {literal(o.getValue())});
+      })
+      .Case([&](MaskOp o) -> LogicalResult {
+        std::string value = literal(o.getValue());
+        if (o.getKind() == MaskKind::causal)
+          return into(o.getResult(), "causal", {n(o.getX()), n(o.getRow0()), n(o.getCol0()), value});
+        return into(o.getResult(), stringifyMaskKind(o.getKind()),
+                    {n(o.getX()), n(o.getRow0()), n(o.getCol0()), std::to_string(o.getDiagonal()), value});
+      })
+      .Case([&](IotaOp o) -> LogicalResult {
+        return into(o.getResult(), o.getIndex() == TileIndex::row ? "iota_rows" : "iota_cols", {});
+      })
+      // Reductions, conversions, random numbers.
+      .Case([&](ReduceOp o) -> LogicalResult {
+        std::string fn = (o.getType().getAxis() == VecAxis::col ? "row_" : "col_") +
+                         stringifyReduceFn(o.getFn()).str();
+        if (o.getInit())
+          return into(o.getResult(), fn, {n(o.getX()), n(o.getInit())});
+        return into(o.getResult(), fn, {n(o.getX())});
+      })
+      .Case([&](CastOp o) -> LogicalResult { return into(o.getResult(), "copy", {n(o.getX())}); })
+      .Case([&](TransposeOp o) -> LogicalResult { return into(o.getResult(), "transpose", {n(o.getX())}); })
+      .Case([&](RandOp o) -> LogicalResult {
+        return into(o.getResult(), "rand", {"static_cast<uint32_t>(" + n(o.getSeed()) + ")", n(o.getOffsets())});
+      })
+      .Default([&](Operation *) -> LogicalResult {
+        return op->emitError() << "hk-to-cpp cannot translate '" << op->getName() << "'";
+      });
+}

@@ -1,0 +1,100 @@
+// RUN: hk-translate --hk-to-cpp %s -split-input-file | FileCheck %s
+
+// The spec's vector add: launch bounds from hk.warps, one statement per op, and the bind of
+// every tile a wait completes (the first trap: nothing that reads them moves above the wait).
+// CHECK: #include "hk/hk.cuh"
+// CHECK: extern "C" __global__ void __launch_bounds__(32)
+// CHECK-NEXT: add(hk::gl<hk::bf16> [[A:v[0-9]+]], hk::gl<hk::bf16> [[B:v[0-9]+]], hk::gl<hk::bf16> [[O:v[0-9]+]]) {
+// CHECK: const int [[Z:v[0-9]+]] = static_cast<int>(blockIdx.z);
+// CHECK: const hk::coord [[C:c[0-9]+]]{[[Z]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}};
+// CHECK: hk::rt<hk::bf16, 16, 64, hk::row_l> [[TA:t[0-9]+]];
+// CHECK-NEXT: hk::load([[TA]], [[A]], [[C]]);
+// CHECK: hk::load([[TB:t[0-9]+]], [[B]], [[C]]);
+// CHECK-NEXT: hk::wait_vm<0>();
+// CHECK-NEXT: hk::bind([[TA]]);
+// CHECK-NEXT: hk::bind([[TB]]);
+// CHECK: hk::add([[S:t[0-9]+]], [[TA]], [[TB]]);
+// CHECK-NEXT: hk::store([[O]], [[S]], [[C]]);
+// CHECK-NEXT: return;
+module {
+  func.func @add(%a: !hk.gl<bf16>, %b: !hk.gl<bf16>, %o: !hk.gl<bf16>) attributes {hk.kernel, hk.warps = 1 : i32} {
+    %z = hk.block_idx z
+    %y = hk.block_idx y
+    %x = hk.block_idx x
+    %c0 = arith.constant 0 : index
+    %idx = hk.tile_coord %z, %c0, %y, %x
+    %ta = hk.load %a[%idx] : !hk.gl<bf16> -> !hk.rt<bf16, 16x64, row>
+    %tb = hk.load %b[%idx] : !hk.gl<bf16> -> !hk.rt<bf16, 16x64, row>
+    hk.wait_vm 0 for %ta, %tb : !hk.rt<bf16, 16x64, row>, !hk.rt<bf16, 16x64, row>
+    %s = hk.binary add %ta, %tb : !hk.rt<bf16, 16x64, row>, !hk.rt<bf16, 16x64, row>
+    hk.store %s, %o[%idx] : !hk.rt<bf16, 16x64, row>, !hk.gl<bf16>
+    return
+  }
+}
+
+// -----
+
+// Loops carry their values through variables, assigned through temporaries at the yield;
+// branches declare their results first. Scalars become C++ expressions.
+// CHECK-LABEL: rowsum(
+// CHECK: hk::rt<float, 16, 16, hk::row_l> [[ACC:t[0-9]+]] = [[INIT:t[0-9]+]];
+// CHECK-NEXT: for (int [[I:v[0-9]+]] = {{v[0-9]+}}; [[I]] < {{v[0-9]+}}; [[I]] += {{v[0-9]+}}) {
+// CHECK: hk::add([[NEXT:t[0-9]+]], [[ACC]], {{t[0-9]+}});
+// CHECK: hk::rt<float, 16, 16, hk::row_l> [[ACC]]_next = [[NEXT]];
+// CHECK-NEXT: [[ACC]] = [[ACC]]_next;
+// CHECK-NEXT: }
+// CHECK: hk::row_sum([[SUM:t[0-9]+]], [[ACC]]);
+// CHECK: const bool [[P:v[0-9]+]] = {{v[0-9]+}} < {{v[0-9]+}};
+// CHECK: typename hk::rt<float, 16, 16, hk::row_l>::col_vec [[R:t[0-9]+]];
+// CHECK-NEXT: if ([[P]]) {
+// CHECK: [[R]] = [[SUM]];
+// CHECK-NEXT: } else {
+// CHECK: hk::neg_infty(
+module {
+  func.func @rowsum(%a: !hk.gl<f32>, %c: !hk.coord, %n: index) attributes {hk.kernel, hk.warps = 2 : i32} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %zero = hk.fill(0.0) : !hk.rt<f32, 16x16, row>
+    %acc = scf.for %i = %c0 to %n step %c1 iter_args(%t = %zero) -> (!hk.rt<f32, 16x16, row>) {
+      %x = hk.load %a[%c] : !hk.gl<f32> -> !hk.rt<f32, 16x16, row>
+      hk.wait_vm 0 for %x : !hk.rt<f32, 16x16, row>
+      %s = hk.binary add %t, %x : !hk.rt<f32, 16x16, row>, !hk.rt<f32, 16x16, row>
+      scf.yield %s : !hk.rt<f32, 16x16, row>
+    }
+    %sum = hk.reduce sum %acc : !hk.rt<f32, 16x16, row> -> !hk.rv<f32, 16, col>
+    %w = hk.warp_id
+    %p = arith.cmpi slt, %w, %c1 : index
+    %r = scf.if %p -> (!hk.rv<f32, 16, col>) {
+      scf.yield %sum : !hk.rv<f32, 16, col>
+    } else {
+      %m = hk.fill(0xFF800000) : !hk.rv<f32, 16, col>
+      scf.yield %m : !hk.rv<f32, 16, col>
+    }
+    hk.store %r, %a[%c] : !hk.rv<f32, 16, col>, !hk.gl<f32>
+    return
+  }
+}
+
+// -----
+
+// Shared tiles are placed in one static LDS array at the offsets the allocation pass chose;
+// the tile library's types must have exactly the bytes the pass counted.
+// CHECK-LABEL: staged(
+// CHECK: __shared__ __attribute__((aligned(16))) unsigned char hk_lds[8192];
+// CHECK: static_assert(sizeof(hk::st<hk::bf16, 32, 64>) == 4096
+// CHECK-NEXT: hk::st<hk::bf16, 32, 64>* [[S:s[0-9]+]] = reinterpret_cast<hk::st<hk::bf16, 32, 64>*>(hk_lds + 0);
+// CHECK: hk::group<4>::load([[S]][{{v[0-9]+}}],
+// CHECK: hk::barrier();
+// CHECK: hk::load({{t[0-9]+}}, [[S]][{{v[0-9]+}}]);
+module attributes {hk.arch = "gfx1100"} {
+  func.func @staged(%a: !hk.gl<bf16>, %c: !hk.coord) attributes {hk.kernel, hk.warps = 4 : i32, hk.lds_bytes = 8192 : i64} {
+    %c1 = arith.constant 1 : index
+    %s = hk.lds_alloc {offset = 0 : i64} : !hk.st<bf16, 32x64, 2>
+    hk.copy_to_lds %a[%c], %s[%c1] : !hk.gl<bf16>, !hk.st<bf16, 32x64, 2>
+    hk.barrier
+    %t = hk.lds_load %s[%c1] : !hk.st<bf16, 32x64, 2> -> !hk.rt<bf16, 32x64, row>
+    hk.wait_lds 0 for %t : !hk.rt<bf16, 32x64, row>
+    hk.store %t, %a[%c] : !hk.rt<bf16, 32x64, row>, !hk.gl<bf16>
+    return
+  }
+}
