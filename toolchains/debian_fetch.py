@@ -10,6 +10,10 @@ in that cache, so a second fetch of the same package costs a checksum.
     python3 debian_fetch.py --cache ~/.cache/hk/debian --dest OUT \
         --archive http://deb.debian.org/debian=experimental \
         --package libamdhip64-dev=7.2.4-1~exp2=28ae31...
+
+Source packages work the same way: `--source NAME=VERSION=FILE=SHA256` fetches one file of a
+source package (`apt-get source --download-only --tar-only`), and `--member PATH` extracts only
+those members of the tarball into --dest. The extracted members are cached as well.
 """
 
 import argparse
@@ -20,6 +24,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
@@ -66,7 +71,7 @@ class PrivateApt:
             os.makedirs(d, exist_ok=True)
         stanzas = []
         for url, suites in sorted(archives.items()):
-            stanzas.append("Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n"
+            stanzas.append("Types: deb deb-src\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n"
                            % (url, " ".join(suites), KEYRING))
         text = "\n".join(stanzas)
         path = os.path.join(self.sources, "hk.sources")
@@ -104,27 +109,35 @@ class PrivateApt:
         open(os.path.join(self.lists, "hk-updated"), "w").close()
         self.updated = True
 
-    def download(self, name, version, dest_dir):
+    def download(self, name, version, dest_dir, source=False):
         spec = "%s=%s" % (name, version)
-        result = self.run(["download", spec], cwd=dest_dir)
+        args = (["source", "--download-only", "--tar-only", spec] if source
+                else ["download", spec])
+        result = self.run(args, cwd=dest_dir)
         if result.returncode != 0 and not self.updated:
             # Lists missing or stale: refresh them once and try again.
             self.update()
-            result = self.run(["download", spec], cwd=dest_dir)
+            result = self.run(args, cwd=dest_dir)
         if result.returncode != 0:
             raise FetchError("apt-get download %s failed (is the version still in the archive?):\n%s"
                              % (spec, result.stdout))
 
 
-def fetch(cache, archives, packages, offline=False, log=sys.stderr):
-    """Make sure every package is in `cache` with its pinned sha256; return their paths."""
+def fetch(cache, archives, packages, offline=False, log=sys.stderr, sources=()):
+    """Make sure every package is in `cache` with its pinned sha256; return their paths.
+
+    `packages` are (name, version, sha256) of binary packages; `sources` are (name, version,
+    file, sha256) of one file of a source package.
+    """
     debs = os.path.join(cache, "debs")
     os.makedirs(debs, exist_ok=True)
+    wanted = [(n, v, sha, deb_filename(n, v), False) for n, v, sha in packages]
+    wanted += [(n, v, sha, f, True) for n, v, f, sha in sources]
     paths = []
     with locked(os.path.join(cache, "fetch.lock")):
         apt = None
-        for name, version, sha256 in packages:
-            path = os.path.join(debs, deb_filename(name, version))
+        for name, version, sha256, filename, source in wanted:
+            path = os.path.join(debs, filename)
             if os.path.exists(path):
                 actual = sha256_of(path)
                 if actual == sha256:
@@ -142,11 +155,12 @@ def fetch(cache, archives, packages, offline=False, log=sys.stderr):
             print("debian_fetch: downloading %s=%s" % (name, version), file=log)
             tmp = tempfile.mkdtemp(prefix="download.", dir=debs)
             try:
-                apt.download(name, version, tmp)
-                got = os.path.join(tmp, deb_filename(name, version))
+                apt.download(name, version, tmp, source=source)
+                got = os.path.join(tmp, filename)
                 if not os.path.exists(got):
-                    raise FetchError("apt-get download %s=%s produced %s, not %s"
-                                     % (name, version, os.listdir(tmp), deb_filename(name, version)))
+                    raise FetchError("apt-get %s %s=%s produced %s, not %s"
+                                     % ("source" if source else "download", name, version,
+                                        sorted(os.listdir(tmp)), filename))
                 check(name, version, sha256, got)
                 os.replace(got, path)
             finally:
@@ -165,6 +179,39 @@ def check(name, version, sha256, path):
             "index before changing the pin." % (name, version, actual, sha256))
 
 
+def extract_members(cache, tarball, sha256, members, dest):
+    """Copies `members` (paths inside the tarball, below its top directory) into `dest`.
+
+    The extraction is cached under the tarball's digest and the member list: decompressing
+    a large tarball takes a while, and the members are small.
+    """
+    key = hashlib.sha256(("%s\n%s" % (sha256, "\n".join(sorted(members)))).encode()).hexdigest()[:16]
+    done = os.path.join(cache, "src", key)
+    with locked(os.path.join(cache, "fetch.lock")):
+        if not os.path.isdir(done):
+            tmp = tempfile.mkdtemp(prefix="extract.", dir=os.path.join(cache, "debs"))
+            try:
+                with tarfile.open(tarball) as tar:
+                    top = tar.next().name.split("/")[0]
+                    wanted = tuple(top + "/" + m.rstrip("/") for m in members)
+                    chosen = [t for t in tar.getmembers()
+                              if (t.name in wanted or t.name.startswith(tuple(w + "/" for w in wanted)))
+                              and (t.isfile() or t.isdir())]
+                    missing = [m for m, w in zip(members, wanted)
+                               if not any(c.name == w or c.name.startswith(w + "/") for c in chosen)]
+                    if missing:
+                        raise FetchError("%s has no %s" % (os.path.basename(tarball), ", ".join(missing)))
+                    if hasattr(tarfile, "data_filter"):
+                        tar.extractall(tmp, members=chosen, filter="data")
+                    else:
+                        tar.extractall(tmp, members=chosen)
+                os.makedirs(os.path.dirname(done), exist_ok=True)
+                os.replace(os.path.join(tmp, top), done)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(done, dest, dirs_exist_ok=True)
+
+
 def unpack(paths, dest):
     for path in paths:
         result = subprocess.run(["dpkg-deb", "-x", path, dest], stdout=subprocess.PIPE,
@@ -181,6 +228,10 @@ def parse_args(argv):
                         help="URL=suite[,suite...]: an archive root and its suites")
     parser.add_argument("--package", action="append", default=[],
                         help="NAME=VERSION=SHA256 (VERSION may hold ':' but not '=')")
+    parser.add_argument("--source", action="append", default=[],
+                        help="NAME=VERSION=FILE=SHA256: one file of a source package")
+    parser.add_argument("--member", action="append", default=[],
+                        help="with --source: a path inside the tarball to extract into --dest")
     parser.add_argument("--offline", action="store_true",
                         help="use only the cache; a missing package is an error")
     args = parser.parse_args(argv)
@@ -196,15 +247,24 @@ def parse_args(argv):
         if len(parts) != 3 or len(parts[2]) != 64:
             parser.error("--package wants NAME=VERSION=SHA256, got %r" % item)
         packages.append(tuple(parts))
-    return args, archives, packages
+    sources = []
+    for item in args.source:
+        parts = item.split("=")
+        if len(parts) != 4 or len(parts[3]) != 64:
+            parser.error("--source wants NAME=VERSION=FILE=SHA256, got %r" % item)
+        sources.append(tuple(parts))
+    return args, archives, packages, sources
 
 
 def main(argv=None):
-    args, archives, packages = parse_args(argv)
+    args, archives, packages, sources = parse_args(argv)
+    cache = os.path.expanduser(args.cache)
     try:
-        paths = fetch(os.path.expanduser(args.cache), archives, packages, offline=args.offline)
+        paths = fetch(cache, archives, packages, offline=args.offline, sources=sources)
         if args.dest:
-            unpack(paths, args.dest)
+            unpack(paths[:len(packages)], args.dest)
+            for (name, version, filename, sha256), path in zip(sources, paths[len(packages):]):
+                extract_members(cache, path, sha256, args.member, args.dest)
     except FetchError as e:
         print("debian_fetch: error: %s" % e, file=sys.stderr)
         return 1

@@ -6,12 +6,13 @@ installed ROCm instead.
 """
 
 load("//toolchains/private:llvm.bzl", "llvm_toolchain_repository")
+load("//toolchains/private:llvm_source.bzl", "llvm_source_repository")
 load("//toolchains/private:python.bzl", "hk_python_repository")
 load("//toolchains/private:rocm.bzl", "rocm_device_repository")
 load("//toolchains/private:targets.bzl", "hk_targets_repository")
 
 def hk_toolchains():
-    """Declares @hk_python, @hk_targets, @llvm_toolchain and @rocm_device.
+    """Declares @hk_python, @hk_targets, @llvm_toolchain, @llvm_source and @rocm_device.
 
     Example (WORKSPACE):
         load("//toolchains:repositories.bzl", "hk_toolchains")
@@ -22,3 +23,4 @@ def hk_toolchains():
     hk_targets_repository(name = "hk_targets")
     llvm_toolchain_repository(name = "llvm_toolchain")
     rocm_device_repository(name = "rocm_device")
+    llvm_source_repository(name = "llvm_source")

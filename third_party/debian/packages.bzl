@@ -2,12 +2,14 @@
 
 The sha256 is the one the archive's Packages index lists for the .deb; a download whose digest
 differs is refused. LLVM 22.1.8 comes from bookworm-security, HIP 7.2.4 and the device libraries
-built for LLVM 22 from experimental.
+built for LLVM 22 from experimental. LLVM's own source (for the MLIR Python bindings, which
+Debian does not build) is the orig tarball of sid's llvm-toolchain-22 1:22.1.8-3, identical to
+bookworm-security's 22.1.8 source.
 """
 
 # Archive suites the private apt configuration lists, per archive root.
 DEBIAN_ARCHIVES = {
-    "http://deb.debian.org/debian": ["experimental"],
+    "http://deb.debian.org/debian": ["experimental", "sid"],
     "http://deb.debian.org/debian-security": ["bookworm-security"],
 }
 
@@ -51,3 +53,12 @@ ROCM_DEVICE_PACKAGES = [
     "libamdhip64-dev",
     "rocm-device-libs-22",
 ]
+
+# name: (version, file of the source package, sha256)
+SOURCE_PACKAGES = {
+    "llvm-toolchain-22": (
+        "1:22.1.8-3",
+        "llvm-toolchain-22_22.1.8.orig.tar.xz",
+        "b49b9277aef97616320b2da259e1f8174c65b0ce2fbe2e8629644a97693402fe",
+    ),
+}

@@ -64,11 +64,14 @@ cc_library(
     includes = ["{prefix}/include"],
 )
 
-# The ODS sources (.td) of MLIR, for mlir-tblgen actions.
+# The ODS sources (.td) of MLIR, for mlir-tblgen actions; each also by name, to generate
+# the Python op classes of upstream dialects from.
 filegroup(
     name = "mlir_td_files",
     srcs = glob(["{prefix}/include/mlir/**/*.td"]),
 )
+
+exports_files(glob(["{prefix}/include/mlir/**/*.td"]))
 
 # What the unpacked packages are, for tools that record the toolchain's identity.
 exports_files(["PACKAGES"])

@@ -51,14 +51,18 @@ cc_library(
     deps = [":python_headers"],
 )
 
-# nanobind is compiled from its sources into each extension (as its CMake support does).
+# nanobind is compiled from its sources into each extension (as its CMake support does), with
+# the extension's own NB_DOMAIN: the sources are a filegroup, the headers a library.
 cc_library(
-    name = "nanobind",
-    srcs = glob(["nanobind/src/*.cpp", "nanobind/src/*.h"], exclude = ["nanobind/src/nb_combined.cpp"]),
+    name = "nanobind_headers",
     hdrs = glob(["nanobind/include/**/*.h", "nanobind/ext/robin_map/include/**/*.h"]),
     includes = ["nanobind/include", "nanobind/ext/robin_map/include"],
-    copts = ["-fvisibility=hidden", "-Wno-unused-parameter"],
     deps = [":python_headers"],
+)
+
+filegroup(
+    name = "nanobind_sources",
+    srcs = glob(["nanobind/src/*.cpp", "nanobind/src/*.h"], exclude = ["nanobind/src/nb_combined.cpp"]),
 )
 
 exports_files(["VERSION"])
@@ -83,7 +87,8 @@ hk_python_repository = repository_rule(
     environ = REPOSITORY_ENVIRON,
     doc = """Registers the interpreter bazelw exported as HK_PYTHON (else python3) with Bazel.
 
-Targets: `:toolchain` (register it), `:python_headers`, `:pybind11`, `:nanobind`.
+Targets: `:toolchain` (register it), `:python_headers`, `:pybind11`, `:nanobind_headers`,
+`:nanobind_sources`.
 
 Example:
     hk_python_repository(name = "hk_python")
