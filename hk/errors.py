@@ -1,26 +1,111 @@
 """The one error hierarchy of hk-dsl.
 
-Every error a user can meet derives from HKError. Errors about the user's kernel carry the
-location (file:line:col) of the offending source line and say what to do about it.
+Every error a user can meet derives from HKError. Errors about a kernel carry the location of
+the offending line of the user's source (file, line, column), print that line with a caret
+under the column, and say what to do about it.
+
+    HKError
+      TraceError      a kernel cannot be traced as written (also a TypeError and ValueError)
+      VerifyError     the passes refused the kernel (one of the traps, a budget, a wait)
+      TargetError     an architecture hk-dsl does not know, or a feature it lacks
+      ToolchainError  the compiler or a tool is missing
+      CompileError    the device compiler rejected the C++
+      ResourceError   the built kernel spills, uses scratch, or misses a resource limit
+      LaunchError     a launch's arguments or device are wrong
 """
+
+import dataclasses
+import linecache
+import os
+import sys
+
+_HK_ROOT = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+@dataclasses.dataclass(frozen=True)
+class Location:
+    """A place in the user's source."""
+
+    file: str
+    line: int
+    col: int = 0
+
+    def __str__(self):
+        return "%s:%d:%d" % (self.file, self.line, self.col) if self.col else "%s:%d" % (self.file, self.line)
+
+    def source_line(self):
+        return linecache.getline(self.file, self.line).rstrip("\n")
+
+
+def user_frame(depth=1):
+    """The innermost stack frame outside the hk package (the user's kernel code)."""
+    frame = sys._getframe(depth)
+    while frame is not None and frame.f_code.co_filename.startswith(_HK_ROOT):
+        frame = frame.f_back
+    return frame
+
+
+def user_location():
+    """The Location of the user's line currently executing, or None."""
+    frame = user_frame(2)
+    if frame is None:
+        return None
+    col = 0
+    positions = getattr(frame.f_code, "co_positions", None)
+    if positions is not None:
+        # Python 3.11+: the column of the instruction being executed.
+        try:
+            entry = list(positions())[frame.f_lasti // 2]
+            col = (entry[2] or 0) + 1
+        except (IndexError, TypeError):
+            col = 0
+    return Location(frame.f_code.co_filename, frame.f_lineno, col)
 
 
 class HKError(Exception):
     """Base class of every hk-dsl error."""
 
-    def __init__(self, message, *, location=None, hint=None):
+    def __init__(self, message, *, location=None, hint=None, notes=()):
         self.message = message
         self.location = location
         self.hint = hint
+        self.notes = tuple(notes)
         super().__init__(self._format())
 
     def _format(self):
         text = self.message
         if self.location:
             text = "%s: %s" % (self.location, text)
+            line = self.location.source_line() if isinstance(self.location, Location) else ""
+            if line:
+                text += "\n    " + line
+                if getattr(self.location, "col", 0):
+                    indent = len(line) - len(line.lstrip())
+                    caret = max(self.location.col - 1, indent)
+                    text += "\n    " + " " * caret + "^"
+        for where, note in self.notes:
+            text += "\n  note: %s%s" % ("%s: " % where if where else "", note)
         if self.hint:
             text += "\n  hint: " + self.hint
         return text
+
+
+class TraceError(HKError, TypeError, ValueError):
+    """The kernel cannot be traced as written: a bad shape, dtype, operand or construct.
+
+    Raised while tracing; it names the user's line.
+    """
+
+    def __init__(self, message, *, location=None, hint=None, notes=()):
+        super().__init__(message, location=location or user_location(), hint=hint, notes=notes)
+
+
+class VerifyError(HKError):
+    """The passes refused the kernel: the diagnostics point at the user's lines."""
+
+    def __init__(self, message, *, location=None, hint=None, notes=(), diagnostics=()):
+        self.diagnostics = list(diagnostics)
+        super().__init__(message, location=location, hint=hint, notes=notes)
 
 
 class TargetError(HKError, ValueError):
@@ -37,3 +122,7 @@ class CompileError(HKError):
 
 class ResourceError(HKError):
     """A built kernel breaks a resource limit: spills, scratch, VGPRs, occupancy, LDS."""
+
+
+class LaunchError(HKError):
+    """A launch cannot happen: wrong arguments, no device, no runner for HK_DEVICE."""

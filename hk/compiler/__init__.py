@@ -1,0 +1,1 @@
+"""The compiler: the MLIR context, the hk-kernel-pipeline and the C++ translation."""

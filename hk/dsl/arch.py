@@ -1,0 +1,73 @@
+"""hk.arch: where the running wave is, and the workgroup's synchronisation.
+
+    hk.arch.block_idx.x      the workgroup's index along x (also .y, .z)
+    hk.arch.grid_dim.x       the number of workgroups along x
+    hk.arch.warp_id()        the wave's index in its workgroup
+    hk.arch.lane_id()        the lane's index in its wave
+    hk.arch.num_warps()      waves per workgroup
+    hk.arch.barrier()        workgroup barrier
+    hk.arch.wait_lds(n)      wait until at most n LDS operations are in flight
+    hk.arch.wait_vm(n)       the same for vector-memory operations
+"""
+
+from hk.dsl import builder as _b
+from hk.dsl.values import Scalar
+
+
+def _emit(fn, *args):
+    b = _b.current()
+    with b.loc():
+        return getattr(b.d.hk, fn)(*args)
+
+
+class _Dim:
+    def __init__(self, op, doc):
+        self._op = op
+        self.__doc__ = doc
+
+    def _get(self, d):
+        b = _b.current()
+        with b.loc():
+            return Scalar(getattr(b.d.hk, self._op)(getattr(b.d.hk.Dim, d)))
+
+    x = property(lambda self: self._get("x"))
+    y = property(lambda self: self._get("y"))
+    z = property(lambda self: self._get("z"))
+
+
+block_idx = _Dim("block_idx", "The workgroup's index in the grid: .x, .y, .z")
+grid_dim = _Dim("grid_dim", "The grid's size in workgroups: .x, .y, .z")
+
+
+def warp_id():
+    return Scalar(_emit("warp_id"))
+
+
+def lane_id():
+    return Scalar(_emit("lane_id"))
+
+
+def num_warps():
+    return Scalar(_emit("num_warps"))
+
+
+def barrier():
+    _emit("barrier")
+
+
+def wait_lds(count=0):
+    """Waits until at most `count` LDS operations are in flight (usually derived for you)."""
+    _emit("wait_lds", count, [])
+
+
+def wait_vm(count=0):
+    """Waits until at most `count` vector-memory operations are in flight."""
+    _emit("wait_vm", count, [])
+
+
+def sched_barrier(mask=0):
+    _emit("sched_barrier", mask)
+
+
+def set_prio(priority):
+    _emit("set_prio", priority)

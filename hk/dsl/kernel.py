@@ -1,0 +1,260 @@
+"""@hk.kernel and the Kernel object: trace, source, build, call.
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, 64), hk.cdiv(p.o.rows, 16), p.o.batch))
+    def add(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
+        ...
+
+    add.trace().dump()      # the hk module after the passes
+    add.source()            # the C++ it translates to
+    add.build().report()    # compiled and gated (needs the compiler, not a GPU)
+    add(a, b, out)          # traces, verifies, translates, compiles once, launches
+
+Positional parameters are tensors (hk.Tensor[dtype]) or scalars (int, float, hk.i32, hk.fp32);
+keyword-only parameters are compile-time constants, part of each specialization's key.
+"""
+
+import dataclasses
+import functools
+import inspect
+import os
+import types as pytypes
+
+from hk import types
+from hk.dsl import builder as _b
+from hk.dsl import rewrite
+from hk.dsl.values import Global, Scalar
+from hk.errors import LaunchError, TargetError, TraceError
+from hk.target import facts
+
+_SCALARS = {int: types.i32, float: types.fp32, types.i32: types.i32, types.fp32: types.fp32}
+
+
+@dataclasses.dataclass(frozen=True)
+class Param:
+    name: str
+    kind: object  # types.TensorType or a scalar DType
+
+
+def _parse_params(fn):
+    params, constants = [], {}
+    sig = inspect.signature(fn)
+    for p in sig.parameters.values():
+        if p.kind == p.KEYWORD_ONLY:
+            constants[p.name] = p.default
+            continue
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            raise TraceError("kernel %s: *args and **kwargs are not kernel parameters" % fn.__name__,
+                             location=_fn_location(fn))
+        ann = p.annotation
+        if isinstance(ann, types.TensorType):
+            params.append(Param(p.name, ann))
+        elif ann in _SCALARS:
+            params.append(Param(p.name, _SCALARS[ann]))
+        else:
+            raise TraceError(
+                "kernel %s: parameter %r needs an annotation: hk.Tensor[dtype], int or float"
+                % (fn.__name__, p.name), location=_fn_location(fn),
+                hint="compile-time constants go after a `*` as keyword-only parameters")
+    return params, constants
+
+
+def _fn_location(fn):
+    from hk.errors import Location
+
+    code = fn.__code__
+    return Location(code.co_filename, code.co_firstlineno)
+
+
+@dataclasses.dataclass
+class TracedKernel:
+    """A kernel traced for one architecture and one set of constants, after the passes."""
+
+    name: str
+    arch: str
+    constants: dict
+    params: list
+    warps: int
+    module: object  # hk._mlir.ir.Module, after the passes
+    warnings: list
+
+    def dump(self):
+        """The hk MLIR module after the passes, as text."""
+        return str(self.module)
+
+    @functools.cached_property
+    def cpp(self):
+        from hk.compiler import pipeline
+
+        return pipeline.translate(self.module, self.arch)
+
+    def __str__(self):
+        return self.dump()
+
+
+def default_arch():
+    """HK_ARCH, else the GPU's architecture when one is visible, else gfx1100."""
+    arch = os.environ.get("HK_ARCH")
+    if arch:
+        return arch
+    from hk.runtime import device
+
+    return device.detected_arch() or facts.default_arch()
+
+
+class Kernel:
+    """A DSL kernel: traced, verified, translated and compiled once per specialization."""
+
+    def __init__(self, fn, *, grid=None, warps=1, arch=None, name=None, max_vgprs=None,
+                 min_occupancy=None):
+        if not isinstance(warps, int) or warps < 1:
+            raise TraceError("warps must be a positive integer, not %r" % (warps,),
+                             location=_fn_location(fn))
+        self.fn = fn
+        self.grid = grid
+        self.warps = warps
+        self.arch = arch
+        self.name = name or fn.__name__
+        self.max_vgprs = max_vgprs
+        self.min_occupancy = min_occupancy
+        self.params, self.default_constants = _parse_params(fn)
+        self._body = None
+        self._traces = {}
+        self._builds = {}
+        functools.update_wrapper(self, fn)
+
+    # Specializations -----------------------------------------------------------------------------
+
+    def _constants(self, overrides):
+        unknown = set(overrides) - set(self.default_constants)
+        if unknown:
+            raise TraceError("kernel %s has no constant(s) %s; its constants are %s"
+                             % (self.name, ", ".join(sorted(unknown)),
+                                ", ".join(sorted(self.default_constants)) or "none"))
+        constants = dict(self.default_constants, **overrides)
+        missing = [k for k, v in constants.items() if v is inspect.Parameter.empty]
+        if missing:
+            raise TraceError("kernel %s needs a value for constant(s) %s" % (self.name, ", ".join(missing)))
+        return constants
+
+    def _arch(self, arch):
+        arch = arch or self.arch or default_arch()
+        facts.target(arch)  # TargetError for an unknown architecture
+        return arch
+
+    def trace(self, arch=None, **constants):
+        """Traces the kernel for `arch` and runs the passes; a TracedKernel."""
+        arch = self._arch(arch)
+        constants = self._constants(constants)
+        key = (arch, tuple(sorted((k, repr(v)) for k, v in constants.items())))
+        traced = self._traces.get(key)
+        if traced is None:
+            traced = self._trace(arch, constants)
+            self._traces[key] = traced
+        return traced
+
+    def source(self, arch=None, **constants):
+        """The C++ the kernel translates to."""
+        return self.trace(arch, **constants).cpp
+
+    def build(self, arch=None, **constants):
+        """Compiles the kernel and runs the resource gate; a Build (needs the compiler, no GPU)."""
+        from hk.runtime import build as build_lib
+
+        traced = self.trace(arch, **constants)
+        key = (traced.arch, tuple(sorted((k, repr(v)) for k, v in traced.constants.items())))
+        built = self._builds.get(key)
+        if built is None:
+            built = build_lib.build(traced, max_vgprs=self.max_vgprs, min_occupancy=self.min_occupancy)
+            self._builds[key] = built
+        return built
+
+    # Tracing -------------------------------------------------------------------------------------
+
+    def _trace(self, arch, constants):
+        from hk._mlir import ir
+        from hk._mlir.dialects import arith, func, scf
+        from hk._mlir.dialects import hk as hkd
+        from hk.compiler import pipeline
+
+        if self._body is None:
+            self._body = rewrite.rewrite(self.fn)
+        dialects = pytypes.SimpleNamespace(hk=hkd, arith=arith, func=func, scf=scf)
+        b = _b.Builder(ir, dialects)
+        with _b.active(b):
+            where = ir.Location.file(self.fn.__code__.co_filename, self.fn.__code__.co_firstlineno, 1)
+            with where:
+                b.module = ir.Module.create()
+                b.module.operation.attributes["hk.arch"] = ir.StringAttr.get(arch)
+                arg_types = [b.type(p.kind.mlir() if isinstance(p.kind, types.TensorType) else p.kind.mlir)
+                             for p in self.params]
+                with ir.InsertionPoint(b.module.body):
+                    kernel = func.FuncOp(self.name, ir.FunctionType.get(arg_types, []))
+                kernel.attributes["hk.kernel"] = ir.UnitAttr.get()
+                i32 = ir.IntegerType.get_signless(32)
+                kernel.attributes["hk.warps"] = ir.IntegerAttr.get(i32, self.warps)
+                if self.max_vgprs is not None:
+                    kernel.attributes["hk.max_vgprs"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                                           self.max_vgprs)
+                entry = kernel.add_entry_block()
+            args = []
+            for p, v in zip(self.params, entry.arguments):
+                if isinstance(p.kind, types.TensorType):
+                    args.append(Global(v, p.kind.dtype, p.name))
+                else:
+                    args.append(Scalar(v))
+            with b.insert_into(entry):
+                self._body(*args, **constants)
+                with where:
+                    func.ReturnOp([])
+            pipeline.verify(b.module)
+            warnings = pipeline.run(b.module, arch)
+        return TracedKernel(self.name, arch, constants, self.params, self.warps, b.module, warnings)
+
+    # Launch --------------------------------------------------------------------------------------
+
+    def launch_grid(self, args, constants):
+        """The grid for these arguments: the `grid` lambda over a view of the parameters."""
+        if self.grid is None:
+            raise LaunchError("kernel %s has no grid; pass grid=lambda p: (...) to @hk.kernel" % self.name)
+        view = pytypes.SimpleNamespace(**constants)
+        for p, a in zip(self.params, args):
+            setattr(view, p.name, TensorExtents.of(a) if isinstance(p.kind, types.TensorType) else a)
+        grid = self.grid(view) if callable(self.grid) else self.grid
+        grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
+        if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
+            raise LaunchError("kernel %s: the grid must be 1 to 3 non-negative sizes, got %r" % (self.name, grid))
+        return grid + (1,) * (3 - len(grid))
+
+    def __call__(self, *args, arch=None, **constants):
+        from hk.runtime import launch
+
+        if len(args) != len(self.params):
+            raise LaunchError("kernel %s takes %d arguments (%s) but got %d"
+                              % (self.name, len(self.params), ", ".join(p.name for p in self.params), len(args)))
+        return launch.launch(self, args, arch=arch, constants=constants)
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorExtents:
+    """A tensor argument as the grid lambda sees it: its 4-D extents."""
+
+    batch: int
+    depth: int
+    rows: int
+    cols: int
+
+    @classmethod
+    def of(cls, tensor):
+        shape = tuple(getattr(tensor, "shape", ()))
+        if not 1 <= len(shape) <= 4:
+            raise LaunchError("a tensor argument must have 1 to 4 dimensions, not %d" % len(shape))
+        b, d, r, c = (1,) * (4 - len(shape)) + shape
+        return cls(int(b), int(d), int(r), int(c))
+
+
+def kernel(fn=None, **options):
+    """Declares a kernel; see the module docstring. Options: grid, warps, arch, name,
+    max_vgprs, min_occupancy."""
+    if fn is None:
+        return lambda f: Kernel(f, **options)
+    return Kernel(fn, **options)

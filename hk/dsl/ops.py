@@ -1,0 +1,275 @@
+"""The functions of the language: coordinates, math, MMA, reductions, masks, LDS, randomness.
+
+Each emits hk operations at the user's line; shape and dtype errors are TraceErrors there.
+"""
+
+from hk import types
+from hk.dsl import builder as _b
+from hk.dsl.values import (Coord, Scalar, Shared, Tile, Vector, _as_index, describe, fill,
+                           scalar, wrap)
+from hk.errors import TraceError
+
+
+def _hk():
+    return _b.current()
+
+
+def cdiv(a, b):
+    """Ceiling division, of Python ints (in grids) or of device scalars (in kernels)."""
+    if isinstance(a, int) and isinstance(b, int):
+        return -(-a // b)
+    a, b = _as_index(scalar(a)), _as_index(scalar(b))
+    builder = _hk()
+    with builder.loc():
+        return Scalar(builder.d.arith.ceildivsi(a.v, b.v))
+
+
+def tile_coord(batch, depth, row, col):
+    """A tile coordinate; row and col count tiles of the shape that is loaded or stored."""
+    b = _hk()
+    parts = [_as_index(scalar(x)).v for x in (batch, depth, row, col)]
+    with b.loc():
+        return Coord(b.d.hk.tile_coord(*parts))
+
+
+# Math --------------------------------------------------------------------------------------------
+
+def _unary(fn, x):
+    if not isinstance(x, (Tile, Vector)):
+        raise TraceError("hk.math.%s takes a register tile or vector, not %s" % (fn, type(x).__name__))
+    if fn not in ("abs", "neg", "relu") and not x.dtype.is_float:
+        raise TraceError("hk.math.%s needs a floating-point tile but got %s" % (fn, describe(x.spec)),
+                         hint="convert first with .to(hk.fp32)")
+    b = _hk()
+    with b.loc():
+        return wrap(b.d.hk.unary(getattr(b.d.hk.UnaryFn, fn), x.v), x.spec)
+
+
+def _binary_fn(fn):
+    def apply(a, b):
+        if not isinstance(a, (Tile, Vector)):
+            raise TraceError("hk.%s takes a register tile or vector first, not %s" % (fn, type(a).__name__))
+        return a._binary(fn, b)
+
+    apply.__name__ = fn
+    apply.__doc__ = "Elementwise %s of a tile or vector with a tile, vector or scalar." % fn
+    return apply
+
+
+maximum = _binary_fn("max")
+minimum = _binary_fn("min")
+
+
+def where(mask, a, b):
+    """Elementwise `a` where `mask` is true, else `b` (tiles of one type; b may be a scalar)."""
+    builder = _hk()
+    if not isinstance(mask, Tile) or mask.spec.dtype is not types.mask:
+        raise TraceError("hk.where needs a mask tile (from a comparison) first")
+    if not isinstance(a, Tile):
+        raise TraceError("hk.where needs a tile as its second argument")
+    if not isinstance(b, Tile):
+        b = fill(a.spec, b)
+    with builder.loc():
+        return wrap(builder.d.hk.select(mask.v, a.v, b.v), a.spec)
+
+
+# Reductions and broadcasts -----------------------------------------------------------------------
+
+def _reduce(fn, x, axis, init):
+    if not isinstance(x, Tile):
+        raise TraceError("reductions take a register tile, not %s" % type(x).__name__)
+    if axis not in ("row", "col"):
+        raise TraceError("reduction axis must be 'row' (each row to one value) or 'col', not %r" % (axis,))
+    spec = types.RV(x.dtype, x.spec.rows, "col") if axis == "row" else types.RV(x.dtype, x.spec.cols, "row")
+    b = _hk()
+    kwargs = {}
+    if init is not None:
+        if not isinstance(init, Vector) or init.spec != spec:
+            raise TraceError("the init of a %s reduction must be %s" % (axis, describe(spec)))
+        kwargs["init"] = init.v
+    with b.loc():
+        return wrap(b.d.hk.reduce(b.type(spec.mlir()), getattr(b.d.hk.ReduceFn, fn), x.v, **kwargs), spec)
+
+
+def row_sum(x, init=None):
+    """The sum of each row: a "col" vector with one element per row."""
+    return _reduce("sum", x, "row", init)
+
+
+def row_max(x, init=None):
+    return _reduce("max", x, "row", init)
+
+
+def row_min(x, init=None):
+    return _reduce("min", x, "row", init)
+
+
+def col_sum(x, init=None):
+    """The sum of each column: a "row" vector with one element per column."""
+    return _reduce("sum", x, "col", init)
+
+
+def col_max(x, init=None):
+    return _reduce("max", x, "col", init)
+
+
+def col_min(x, init=None):
+    return _reduce("min", x, "col", init)
+
+
+def _broadcast_binary(fn, tile, vec):
+    if not isinstance(tile, Tile) or not isinstance(vec, Vector):
+        raise TraceError("row/col operations take a tile and a vector")
+    expected = tile.spec.rows if vec.spec.axis == "col" else tile.spec.cols
+    if vec.spec.length != expected or vec.dtype != tile.dtype:
+        raise TraceError("vector %s does not span tile %s" % (describe(vec.spec), describe(tile.spec)),
+                         hint="a 'col' vector has one element per row (length = rows), a 'row' "
+                              "vector one per column (length = cols)")
+    b = _hk()
+    with b.loc():
+        return wrap(b.d.hk.broadcast_binary(getattr(b.d.hk.BinaryFn, fn), tile.v, vec.v), tile.spec)
+
+
+def _row_op(fn):
+    def apply(tile, vec):
+        return _broadcast_binary(fn, tile, vec)
+
+    apply.__name__ = fn + "_row"
+    apply.__doc__ = "Combines row i of the tile with vec[i] (%s)." % fn
+    return apply
+
+
+add_row, sub_row, mul_row, div_row, max_row, min_row = (_row_op(f) for f in
+                                                         ("add", "sub", "mul", "div", "max", "min"))
+add_col, sub_col, mul_col, div_col = add_row, sub_row, mul_row, div_row  # the vector's axis decides
+
+
+def broadcast(vec, spec):
+    """A tile of type `spec` whose rows (col vector) or columns (row vector) repeat `vec`."""
+    b = _hk()
+    with b.loc():
+        return wrap(b.d.hk.broadcast(b.type(spec.mlir()), vec.v), spec)
+
+
+# Fills, masks, indices ---------------------------------------------------------------------------
+
+def zeros(spec):
+    return fill(spec, 0)
+
+
+def full(spec, value):
+    return fill(spec, value)
+
+
+def neg_infty(spec):
+    return fill(spec, float("-inf"))
+
+
+def _mask(kind, x, row0, col0, diagonal, value):
+    if not isinstance(x, Tile):
+        raise TraceError("masks apply to register tiles")
+    b = _hk()
+    element = b.type(x.dtype.mlir)
+    attr = (b.ir.FloatAttr.get(element, float(value)) if x.dtype.is_float
+            else b.ir.IntegerAttr.get(element, int(value)))
+    r, c = _as_index(scalar(row0)).v, _as_index(scalar(col0)).v
+    with b.loc():
+        op = b.d.hk.MaskOp(getattr(b.d.hk.MaskKind, kind), x.v, r, c, attr,
+                           diagonal=b.ir.IntegerAttr.get(b.ir.IntegerType.get_signless(64), diagonal))
+        return wrap(op.result, x.spec)
+
+
+def causal(x, row0, col0, value=float("-inf")):
+    """Elements above the diagonal (col > row, in global coordinates) become `value`."""
+    return _mask("causal", x, row0, col0, 0, value)
+
+
+def tril(x, row0=0, col0=0, diagonal=0, value=0.0):
+    """Keeps col - row <= diagonal; the rest becomes `value`."""
+    return _mask("tril", x, row0, col0, diagonal, value)
+
+
+def triu(x, row0=0, col0=0, diagonal=0, value=0.0):
+    """Keeps col - row >= diagonal; the rest becomes `value`."""
+    return _mask("triu", x, row0, col0, diagonal, value)
+
+
+def iota(spec, index="row"):
+    """An i32 tile of `spec`'s shape holding each element's row (or col) index in the tile."""
+    b = _hk()
+    spec = types.RT(types.i32, spec.rows, spec.cols, spec.layout)
+    with b.loc():
+        return wrap(b.d.hk.iota(b.type(spec.mlir()), getattr(b.d.hk.TileIndex, index)), spec)
+
+
+# Conversions, MMA, randomness -------------------------------------------------------------------
+
+def transpose(x):
+    spec = types.RT(x.dtype, x.spec.cols, x.spec.rows, x.spec.layout)
+    b = _hk()
+    with b.loc():
+        return wrap(b.d.hk.transpose(b.type(spec.mlir()), x.v), spec)
+
+
+_MMA_LAYOUTS = {"AB": ("row", "col"), "ABt": ("row", "row"), "AtB": ("col", "col"), "AtBt": ("col", "row")}
+
+
+def mma(kind, a, b, c):
+    """D = op(A) op(B) + C on register tiles, fp32 accumulation; kind is AB, ABt, AtB or AtBt."""
+    if kind not in _MMA_LAYOUTS:
+        raise TraceError("mma kind must be one of AB, ABt, AtB, AtBt, not %r" % (kind,))
+    for name, t in (("a", a), ("b", b), ("c", c)):
+        if not isinstance(t, Tile):
+            raise TraceError("mma operand %s must be a register tile, not %s" % (name, type(t).__name__))
+    la, lb = _MMA_LAYOUTS[kind]
+    if a.spec.layout != la or b.spec.layout != lb:
+        raise TraceError("mma_%s needs a in %s layout and b in %s layout but got %s and %s"
+                         % (kind, la, lb, a.spec.layout, b.spec.layout),
+                         hint="declare the operand tiles with layout=%r / %r" % (la, lb))
+    builder = _hk()
+    with builder.loc():
+        return wrap(builder.d.hk.mma(getattr(builder.d.hk.MmaKind, kind), a.v, b.v, c.v), c.spec)
+
+
+def mma_AB(a, b, c):
+    return mma("AB", a, b, c)
+
+
+def mma_ABt(a, b, c):
+    return mma("ABt", a, b, c)
+
+
+def mma_AtB(a, b, c):
+    return mma("AtB", a, b, c)
+
+
+def mma_AtBt(a, b, c):
+    return mma("AtBt", a, b, c)
+
+
+def rand(seed, offsets):
+    """Uniform floats in [0, 1): the same draws as Triton's tl.rand(seed, offsets)."""
+    if not isinstance(offsets, Tile) or offsets.dtype is not types.i32:
+        raise TraceError("hk.rand takes an i32 tile of offsets (e.g. from hk.iota)")
+    b = _hk()
+    s = scalar(seed, "i32")
+    if s.type_text == "index":
+        with b.loc():
+            s = Scalar(b.d.arith.index_cast(b.ir.IntegerType.get_signless(32), s.v))
+    spec = types.RT(types.fp32, offsets.spec.rows, offsets.spec.cols, offsets.spec.layout)
+    with b.loc():
+        return wrap(b.d.hk.rand(b.type(spec.mlir()), s.v, offsets.v), spec)
+
+
+def gather(tensor, coord, row_ids, spec):
+    """Rows `row_ids` (an i32 "col" vector) of `tensor` as a tile of `spec`; -1 reads zeros."""
+    b = _hk()
+    with b.loc():
+        return wrap(b.d.hk.gather(b.type(spec.mlir()), tensor.v, coord.v, row_ids.v), spec)
+
+
+def scatter(tensor, coord, row_ids, tile):
+    """Row i of `tile` to row row_ids[i] of `tensor`; negative ids are dropped."""
+    b = _hk()
+    with b.loc():
+        b.d.hk.scatter(tile.v, tensor.v, coord.v, row_ids.v)

@@ -1,0 +1,444 @@
+"""The values a kernel computes with while it is traced, and their operators.
+
+Each wraps an MLIR value and knows its hk type; operators emit hk or arith operations at the
+user's line. Python numbers mix in freely and become constants.
+"""
+
+from hk import types
+from hk.dsl import builder as _b
+from hk.errors import TraceError
+
+
+def _hk():
+    return _b.current()
+
+
+class Value:
+    """Base of the traced values."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __bool__(self):
+        raise TraceError(
+            "a device value has no Python truth value while the kernel is traced",
+            hint="an `if` or `while` on device values is rewritten into scf control flow only "
+                 "where it stands directly in the kernel body; use hk.where/hk.select for "
+                 "elementwise choices, or compute the condition from Python constants")
+
+    def __iter__(self):
+        raise TraceError("a device value cannot be iterated while the kernel is traced",
+                         hint="loop with `for i in hk.range(n)`")
+
+
+# Scalars ---------------------------------------------------------------------------------------
+
+_INDEX = "index"
+
+
+def _scalar_type(value):
+    return str(value.type)
+
+
+def scalar(x, like="index"):
+    """`x` as a Scalar: Scalars pass through, Python numbers become constants of type `like`."""
+    if isinstance(x, Scalar):
+        return x
+    if isinstance(x, bool):
+        return Scalar(_hk().constant("i1", int(x)))
+    if isinstance(x, int):
+        if like == _INDEX:
+            return Scalar(_hk().index_constant(x))
+        return Scalar(_hk().constant(like, x if like in ("i32", "i64", "i8", "i1") else float(x)))
+    if isinstance(x, float):
+        return Scalar(_hk().constant(like if like in ("f32", "f16", "bf16") else "f32", x))
+    raise TraceError("expected a number or a device scalar but got %s" % type(x).__name__)
+
+
+def _as_index(s):
+    """Index arithmetic: i32 scalars are cast to index."""
+    b = _hk()
+    if s.type_text == _INDEX:
+        return s
+    if s.type_text in ("i32", "i64"):
+        with b.loc():
+            return Scalar(b.d.arith.index_cast(b.ir.IndexType.get(b.context), s.v))
+    raise TraceError("expected an integer scalar but got %s" % s.type_text)
+
+
+class Scalar(Value):
+    """A scalar: an index, an integer or a float, uniform or per lane."""
+
+    __slots__ = ()
+
+    @property
+    def type_text(self):
+        return _scalar_type(self.v)
+
+    @property
+    def is_float(self):
+        return self.type_text in ("f32", "f16", "bf16", "f64")
+
+    def _coerce(self, other):
+        """Both operands as Scalars of one type (ints follow the other side's type)."""
+        if isinstance(other, (int, float)) and not isinstance(other, Scalar):
+            like = self.type_text
+            if isinstance(other, float) and not self.is_float:
+                raise TraceError("cannot combine the integer device value with the float %r" % other,
+                                 hint="convert explicitly with hk.to_float(...)")
+            return self, scalar(other, like)
+        if isinstance(other, Scalar):
+            a, b = self, other
+            if a.type_text != b.type_text:
+                if {a.type_text, b.type_text} <= {"index", "i32", "i64"}:
+                    return _as_index(a), _as_index(b)
+                raise TraceError("cannot combine device scalars of types %s and %s"
+                                 % (a.type_text, b.type_text))
+            return a, b
+        return NotImplemented, None
+
+    def _binary(self, other, int_op, float_op, reverse=False):
+        a, b = self._coerce(other)
+        if a is NotImplemented:
+            return NotImplemented
+        if reverse:
+            a, b = b, a
+        builder = _hk()
+        op = float_op if a.is_float else int_op
+        if op is None:
+            raise TraceError("operation not defined on %s scalars" % a.type_text)
+        with builder.loc():
+            return Scalar(getattr(builder.d.arith, op)(a.v, b.v))
+
+    def __add__(self, o): return self._binary(o, "addi", "addf")
+    def __radd__(self, o): return self._binary(o, "addi", "addf", True)
+    def __sub__(self, o): return self._binary(o, "subi", "subf")
+    def __rsub__(self, o): return self._binary(o, "subi", "subf", True)
+    def __mul__(self, o): return self._binary(o, "muli", "mulf")
+    def __rmul__(self, o): return self._binary(o, "muli", "mulf", True)
+    def __floordiv__(self, o): return self._binary(o, "divsi", None)
+    def __rfloordiv__(self, o): return self._binary(o, "divsi", None, True)
+    def __truediv__(self, o): return self._binary(o, None, "divf")
+    def __rtruediv__(self, o): return self._binary(o, None, "divf", True)
+    def __mod__(self, o): return self._binary(o, "remsi", None)
+    def __rmod__(self, o): return self._binary(o, "remsi", None, True)
+    def __and__(self, o): return self._binary(o, "andi", None)
+    def __or__(self, o): return self._binary(o, "ori", None)
+    def __lshift__(self, o): return self._binary(o, "shli", None)
+    def __rshift__(self, o): return self._binary(o, "shrsi", None)
+
+    def __neg__(self):
+        return 0 - self if not self.is_float else self._binary(0.0, None, "subf", True)
+
+    def _compare(self, other, ipred, fpred):
+        a, b = self._coerce(other)
+        if a is NotImplemented:
+            return NotImplemented
+        builder = _hk()
+        arith = builder.d.arith
+        with builder.loc():
+            if a.is_float:
+                return Scalar(arith.cmpf(getattr(arith.CmpFPredicate, fpred), a.v, b.v))
+            return Scalar(arith.cmpi(getattr(arith.CmpIPredicate, ipred), a.v, b.v))
+
+    def __lt__(self, o): return self._compare(o, "slt", "olt")
+    def __le__(self, o): return self._compare(o, "sle", "ole")
+    def __gt__(self, o): return self._compare(o, "sgt", "ogt")
+    def __ge__(self, o): return self._compare(o, "sge", "oge")
+    def __eq__(self, o): return self._compare(o, "eq", "oeq")
+    def __ne__(self, o): return self._compare(o, "ne", "one")
+    __hash__ = None
+
+
+# Coordinates, global views ------------------------------------------------------------------
+
+class Coord(Value):
+    """A tile coordinate (batch, depth, row, col) in units of the tile it indexes."""
+
+    __slots__ = ()
+
+
+class Global(Value):
+    """A kernel's tensor parameter: a 4-D view of global memory."""
+
+    __slots__ = ("dtype", "name")
+
+    def __init__(self, v, dtype, name):
+        super().__init__(v)
+        self.dtype = dtype
+        self.name = name
+
+    def _extent(self, which):
+        b = _hk()
+        with b.loc():
+            return Scalar(b.d.hk.extent(getattr(b.d.hk.Extent, which), self.v))
+
+    batch = property(lambda self: self._extent("batch"), doc="extent of the batch dimension")
+    depth = property(lambda self: self._extent("depth"), doc="extent of the depth dimension")
+    rows = property(lambda self: self._extent("rows"), doc="extent of the rows dimension")
+    cols = property(lambda self: self._extent("cols"), doc="extent of the cols dimension")
+
+    def __getitem__(self, coord):
+        return TileRef(self, _as_coord(coord))
+
+    def __setitem__(self, coord, value):
+        TileRef(self, _as_coord(coord)).store(value)
+
+    def load_scalar(self, b, d, r, c):
+        """One element at (b, d, r, c)."""
+        builder = _hk()
+        idx = [_as_index(scalar(i)).v for i in (b, d, r, c)]
+        with builder.loc():
+            return Scalar(builder.d.hk.load_scalar(builder.type(self.dtype.mlir), self.v, idx))
+
+    def store_scalar(self, b, d, r, c, value):
+        builder = _hk()
+        idx = [_as_index(scalar(i)).v for i in (b, d, r, c)]
+        value = scalar(value, self.dtype.mlir)
+        with builder.loc():
+            builder.d.hk.store_scalar(value.v, self.v, idx)
+
+    def atomic_add(self, b, d, r, c, value):
+        """Atomically adds `value` to the element at (b, d, r, c) (fp32 and i32 views)."""
+        builder = _hk()
+        idx = [_as_index(scalar(i)).v for i in (b, d, r, c)]
+        value = scalar(value, self.dtype.mlir)
+        with builder.loc():
+            builder.d.hk.atomic_add(value.v, self.v, idx)
+
+
+def _as_coord(coord):
+    if isinstance(coord, Coord):
+        return coord
+    if isinstance(coord, tuple) and len(coord) == 4:
+        from hk.dsl.ops import tile_coord
+
+        return tile_coord(*coord)
+    raise TraceError("a tensor is indexed by hk.tile_coord(batch, depth, row, col) or a 4-tuple, "
+                     "not %s" % type(coord).__name__)
+
+
+class TileRef:
+    """`tensor[coord]`: the tile at `coord`, loaded or stored with the tile's type."""
+
+    __slots__ = ("g", "coord")
+
+    def __init__(self, g, coord):
+        self.g = g
+        self.coord = coord
+
+    def load(self, spec):
+        """Loads the tile (or vector) of type `spec` at this coordinate; outside the tensor: 0."""
+        if not isinstance(spec, (types.RT, types.RV)):
+            raise TraceError(".load() takes a register tile or vector type such as "
+                             "hk.RT(hk.bf16, 16, 64), not %r" % (spec,))
+        if spec.dtype != self.g.dtype:
+            raise TraceError("cannot load %r elements from %s, a tensor of %r"
+                             % (spec.dtype, self.g.name, self.g.dtype),
+                             hint="load with the tensor's dtype, then convert with .to(...)")
+        b = _hk()
+        with b.loc():
+            v = b.d.hk.load(b.type(spec.mlir()), self.g.v, self.coord.v)
+        return wrap(v, spec)
+
+    def store(self, value):
+        if not isinstance(value, (Tile, Vector)):
+            raise TraceError("only a register tile or vector can be stored to %s, not %s"
+                             % (self.g.name, type(value).__name__))
+        if value.spec.dtype != self.g.dtype:
+            raise TraceError("cannot store %r elements into %s, a tensor of %r"
+                             % (value.spec.dtype, self.g.name, self.g.dtype),
+                             hint="convert first: value.to(%r)" % (self.g.dtype,))
+        b = _hk()
+        with b.loc():
+            b.d.hk.store(value.v, self.g.v, self.coord.v)
+
+
+# Register tiles and vectors -----------------------------------------------------------------
+
+_BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
+
+
+class _Register(Value):
+    """What tiles and vectors share: elementwise arithmetic."""
+
+    __slots__ = ("spec",)
+
+    def __init__(self, v, spec):
+        super().__init__(v)
+        self.spec = spec
+
+    @property
+    def dtype(self):
+        return self.spec.dtype
+
+    def _other(self, other):
+        if isinstance(other, _Register):
+            if (type(other) is not type(self) or other.spec.dtype != self.spec.dtype
+                    or _shape(other.spec) != _shape(self.spec)):
+                raise TraceError("elementwise operands must have the same type: %s and %s"
+                                 % (describe(self.spec), describe(other.spec)),
+                                 hint="convert with .to(dtype); broadcast a vector with "
+                                      "hk.broadcast or the row/col forms")
+            return other.v
+        if isinstance(other, Scalar):
+            return other.v
+        if isinstance(other, (int, float)):
+            # Python numbers combine as fp32 with float tiles, as i32 with integer tiles.
+            like = "f32" if self.spec.dtype.is_float else "i32"
+            return scalar(float(other) if self.spec.dtype.is_float else other, like).v
+        return NotImplemented
+
+    def _binary(self, fn, other, reverse=False):
+        o = self._other(other)
+        if o is NotImplemented:
+            return NotImplemented
+        b = _hk()
+        lhs, rhs = self.v, o
+        if reverse:
+            if not isinstance(other, _Register):
+                # scalar OP tile: splat the scalar first, so the tile is the left operand.
+                splat = fill(self.spec, other)
+                lhs, rhs = splat.v, self.v
+            else:
+                lhs, rhs = o, self.v
+        with b.loc():
+            return wrap(b.d.hk.binary(getattr(b.d.hk.BinaryFn, fn), lhs, rhs), self.spec)
+
+    def __add__(self, o): return self._binary("add", o)
+    def __radd__(self, o): return self._binary("add", o, True)
+    def __sub__(self, o): return self._binary("sub", o)
+    def __rsub__(self, o): return self._binary("sub", o, True)
+    def __mul__(self, o): return self._binary("mul", o)
+    def __rmul__(self, o): return self._binary("mul", o, True)
+    def __truediv__(self, o): return self._binary("div", o)
+    def __rtruediv__(self, o): return self._binary("div", o, True)
+
+    def __neg__(self):
+        b = _hk()
+        with b.loc():
+            return wrap(b.d.hk.unary(b.d.hk.UnaryFn.neg, self.v), self.spec)
+
+    def to(self, dtype, layout=None):
+        """This tile (or vector) converted to `dtype` (and `layout`)."""
+        if isinstance(self.spec, types.RT):
+            spec = types.RT(dtype, self.spec.rows, self.spec.cols, layout or self.spec.layout)
+        else:
+            spec = types.RV(dtype, self.spec.length, self.spec.axis)
+        b = _hk()
+        with b.loc():
+            return wrap(b.d.hk.cast(b.type(spec.mlir()), self.v), spec)
+
+
+class Tile(_Register):
+    """A register tile owned by the running wave."""
+
+    __slots__ = ()
+
+    shape = property(lambda self: self.spec.shape)
+
+    def _compare(self, other, pred):
+        o = self._other(other)
+        if o is NotImplemented:
+            return NotImplemented
+        b = _hk()
+        spec = types.RT(types.mask, self.spec.rows, self.spec.cols, self.spec.layout)
+        with b.loc():
+            return wrap(b.d.hk.cmp(b.type(spec.mlir()), getattr(b.d.hk.CmpPredicate, pred), self.v, o), spec)
+
+    def __lt__(self, o): return self._compare(o, "lt")
+    def __le__(self, o): return self._compare(o, "le")
+    def __gt__(self, o): return self._compare(o, "gt")
+    def __ge__(self, o): return self._compare(o, "ge")
+    def __eq__(self, o): return self._compare(o, "eq")
+    def __ne__(self, o): return self._compare(o, "ne")
+    __hash__ = None
+
+    @property
+    def T(self):
+        """The transposed tile."""
+        from hk.dsl.ops import transpose
+
+        return transpose(self)
+
+
+class Vector(_Register):
+    """A register vector of a tile's rows ("col" axis) or columns ("row" axis)."""
+
+    __slots__ = ()
+
+
+class Shared(Value):
+    """A shared (LDS) tile or vector; `s[buffer]` is one of its buffers."""
+
+    __slots__ = ("spec",)
+
+    def __init__(self, v, spec):
+        super().__init__(v)
+        self.spec = spec
+
+    def __getitem__(self, buffer):
+        return SharedRef(self, buffer)
+
+
+class SharedRef:
+    """One buffer of a shared tile: `.load(spec)` into registers, `.store(tile)` from them."""
+
+    __slots__ = ("s", "buffer")
+
+    def __init__(self, s, buffer):
+        self.s = s
+        self.buffer = buffer
+
+    def load(self, spec):
+        b = _hk()
+        if not isinstance(spec, (types.RT, types.RV)):
+            raise TraceError(".load() takes a register tile or vector type, not %r" % (spec,))
+        buf = _as_index(scalar(self.buffer)).v
+        with b.loc():
+            v = b.d.hk.lds_load(b.type(spec.mlir()), self.s.v, buf)
+        return wrap(v, spec)
+
+    def store(self, value):
+        b = _hk()
+        buf = _as_index(scalar(self.buffer)).v
+        with b.loc():
+            b.d.hk.lds_store(value.v, self.s.v, buf)
+
+
+def _shape(spec):
+    return (spec.rows, spec.cols) if isinstance(spec, types.RT) else (spec.length, spec.axis)
+
+
+def describe(spec):
+    if isinstance(spec, types.RT):
+        return "hk.RT(%r, %d, %d, %r)" % (spec.dtype, spec.rows, spec.cols, spec.layout)
+    if isinstance(spec, types.RV):
+        return "hk.RV(%r, %d, %r)" % (spec.dtype, spec.length, spec.axis)
+    return repr(spec)
+
+
+def wrap(v, spec):
+    if isinstance(spec, types.RT):
+        return Tile(v, spec)
+    if isinstance(spec, types.RV):
+        return Vector(v, spec)
+    if isinstance(spec, (types.ST, types.SV)):
+        return Shared(v, spec)
+    raise AssertionError(spec)
+
+
+def fill(spec, value):
+    """A tile or vector of type `spec` with every element `value`."""
+    b = _hk()
+    t = b.type(spec.mlir())
+    element = b.type(spec.dtype.mlir)
+    ir = b.ir
+    if spec.dtype.is_float:
+        attr = ir.FloatAttr.get(element, float(value))
+    else:
+        attr = ir.IntegerAttr.get(element, int(value))
+    with b.loc():
+        return wrap(b.d.hk.fill(t, attr), spec)

@@ -1,0 +1,193 @@
+"""What each hk operation computes, on CPU torch tensors, one wave's tiles at a time.
+
+Tiles are [rows, cols] tensors and vectors [length] tensors of the declared dtype. Arithmetic
+runs in fp32 (integers in int64) and rounds to the declared dtype on the way out, as the tile
+library computes in registers; MMAs accumulate in fp32.
+"""
+
+import math
+
+import torch
+
+from hk import types
+from hk.interp import philox
+
+TORCH = {
+    types.bf16: torch.bfloat16, types.fp16: torch.float16, types.fp32: torch.float32,
+    types.i32: torch.int32, types.i8: torch.int8, types.fp8e4m3: torch.float8_e4m3fn,
+    types.fp8e5m2: torch.float8_e5m2, types.mask: torch.bool,
+}
+
+
+def compute(t):
+    """The type arithmetic runs in: fp32 for floats, int64 for integers."""
+    if t.dtype == torch.bool:
+        return t
+    return t.float() if t.is_floating_point() else t.to(torch.int64)
+
+
+def out(t, dtype):
+    return t.to(TORCH[dtype])
+
+
+class GlobalView:
+    """A tensor argument seen as (batch, depth, rows, cols)."""
+
+    __slots__ = ("t",)
+
+    def __init__(self, tensor):
+        shape = (1,) * (4 - tensor.dim()) + tuple(tensor.shape)
+        self.t = tensor.reshape(shape) if tensor.dim() != 4 else tensor
+
+    def extent(self, which):
+        return self.t.shape[("batch", "depth", "rows", "cols").index(which)]
+
+    def _window(self, b, d, r0, rows, c0, cols):
+        plane = self.t[b, d]
+        r1, c1 = min(r0 + rows, plane.shape[0]), min(c0 + cols, plane.shape[1])
+        return plane, max(r0, 0), r1, max(c0, 0), c1
+
+    def load_tile(self, coord, rows, cols, dtype):
+        b, d, r, c = coord
+        result = torch.zeros(rows, cols, dtype=TORCH[dtype])
+        if not (0 <= b < self.t.shape[0] and 0 <= d < self.t.shape[1]):
+            return result
+        plane, r0, r1, c0, c1 = self._window(b, d, r * rows, rows, c * cols, cols)
+        if r1 > r0 and c1 > c0:
+            result[r0 - r * rows:r1 - r * rows, c0 - c * cols:c1 - c * cols] = plane[r0:r1, c0:c1]
+        return result
+
+    def store_tile(self, coord, tile):
+        b, d, r, c = coord
+        rows, cols = tile.shape
+        if not (0 <= b < self.t.shape[0] and 0 <= d < self.t.shape[1]):
+            return
+        plane, r0, r1, c0, c1 = self._window(b, d, r * rows, rows, c * cols, cols)
+        if r1 > r0 and c1 > c0:
+            plane[r0:r1, c0:c1] = tile[r0 - r * rows:r1 - r * rows, c0 - c * cols:c1 - c * cols]
+
+    # A vector lies along cols: row `r`, elements c*N .. c*N+N-1.
+    def load_vector(self, coord, length, dtype):
+        b, d, r, c = coord
+        result = torch.zeros(length, dtype=TORCH[dtype])
+        if not (0 <= b < self.t.shape[0] and 0 <= d < self.t.shape[1] and 0 <= r < self.t.shape[2]):
+            return result
+        row = self.t[b, d, r]
+        c0, c1 = c * length, min(c * length + length, row.shape[0])
+        if c1 > c0:
+            result[:c1 - c0] = row[c0:c1]
+        return result
+
+    def store_vector(self, coord, vec):
+        b, d, r, c = coord
+        if not (0 <= b < self.t.shape[0] and 0 <= d < self.t.shape[1] and 0 <= r < self.t.shape[2]):
+            return
+        row = self.t[b, d, r]
+        n = vec.shape[0]
+        c0, c1 = c * n, min(c * n + n, row.shape[0])
+        if c1 > c0:
+            row[c0:c1] = vec[:c1 - c0]
+
+    def gather(self, coord, ids, rows, cols, dtype):
+        b, d, _, c = coord
+        result = torch.zeros(rows, cols, dtype=TORCH[dtype])
+        plane = self.t[b, d]
+        c0, c1 = c * cols, min(c * cols + cols, plane.shape[1])
+        for i, rid in enumerate(ids.tolist()):
+            if 0 <= rid < plane.shape[0] and c1 > c0:
+                result[i, :c1 - c0] = plane[rid, c0:c1]
+        return result
+
+    def scatter(self, coord, ids, tile):
+        b, d, _, c = coord
+        plane = self.t[b, d]
+        cols = tile.shape[1]
+        c0, c1 = c * cols, min(c * cols + cols, plane.shape[1])
+        for i, rid in enumerate(ids.tolist()):
+            if 0 <= rid < plane.shape[0] and c1 > c0:
+                plane[rid, c0:c1] = tile[i, :c1 - c0]
+
+
+def unary(fn, x, dtype):
+    v = compute(x)
+    if fn == "exp":
+        r = torch.exp(v)
+    elif fn == "exp2":
+        r = torch.exp2(v)
+    elif fn == "log":
+        r = torch.log(v)
+    elif fn == "log2":
+        r = torch.log2(v)
+    elif fn == "abs":
+        r = torch.abs(v)
+    elif fn == "neg":
+        r = -v
+    elif fn == "relu":
+        r = torch.clamp(v, min=0)
+    elif fn == "gelu":
+        r = 0.5 * v * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (v + 0.044715 * v * v * v)))
+    elif fn == "silu":
+        r = v * torch.sigmoid(v)
+    elif fn == "sqrt":
+        r = torch.sqrt(v)
+    elif fn == "rsqrt":
+        r = torch.rsqrt(v)
+    else:
+        raise NotImplementedError("interpreter has no unary %s" % fn)
+    return out(r, dtype)
+
+
+def binary(fn, a, b, dtype):
+    x = compute(a)
+    y = compute(b) if isinstance(b, torch.Tensor) else b
+    if fn == "add":
+        r = x + y
+    elif fn == "sub":
+        r = x - y
+    elif fn == "mul":
+        r = x * y
+    elif fn == "div":
+        r = x / y if dtype.is_float else torch.div(x, y, rounding_mode="trunc")
+    elif fn == "max":
+        r = torch.maximum(x, y if isinstance(y, torch.Tensor) else torch.tensor(y, dtype=x.dtype))
+    elif fn == "min":
+        r = torch.minimum(x, y if isinstance(y, torch.Tensor) else torch.tensor(y, dtype=x.dtype))
+    else:
+        raise NotImplementedError("interpreter has no binary %s" % fn)
+    return out(r, dtype)
+
+
+def compare(pred, a, b):
+    x = compute(a)
+    y = compute(b) if isinstance(b, torch.Tensor) else b
+    return {"eq": x == y, "ne": x != y, "lt": x < y, "le": x <= y, "gt": x > y, "ge": x >= y}[pred]
+
+
+def mask(kind, x, row0, col0, diagonal, value, dtype):
+    rows, cols = x.shape
+    r = torch.arange(rows).unsqueeze(1) + row0
+    c = torch.arange(cols).unsqueeze(0) + col0
+    keep = (c - r <= diagonal) if kind in ("tril", "causal") else (c - r >= diagonal)
+    return torch.where(keep, x, torch.tensor(value, dtype=x.dtype))
+
+
+def reduce(fn, x, axis_of_result, init, dtype):
+    dim = 1 if axis_of_result == "col" else 0  # a col vector holds one value per row
+    v = compute(x)
+    r = {"sum": lambda: v.sum(dim), "max": lambda: v.amax(dim), "min": lambda: v.amin(dim)}[fn]()
+    if init is not None:
+        i = compute(init)
+        r = {"sum": lambda: r + i, "max": lambda: torch.maximum(r, i), "min": lambda: torch.minimum(r, i)}[fn]()
+    return out(r, dtype)
+
+
+def mma(kind, a, b, c):
+    A = compute(a).t() if kind in ("AtB", "AtBt") else compute(a)
+    B = compute(b).t() if kind in ("ABt", "AtBt") else compute(b)
+    if c.dtype == torch.int32:
+        return (A.to(torch.int64) @ B.to(torch.int64) + c.to(torch.int64)).to(torch.int32)
+    return (A @ B + c.float()).to(torch.float32)
+
+
+def rand(seed, offsets):
+    return philox.uniform(seed, offsets)
