@@ -40,7 +40,9 @@ class Location:
 def user_frame(depth=1):
     """The innermost stack frame outside the hk package (the user's kernel code)."""
     frame = sys._getframe(depth)
-    while frame is not None and frame.f_code.co_filename.startswith(_HK_ROOT):
+    # Skip hk's own frames and generated code (dataclass methods are compiled from "<string>").
+    while frame is not None and (frame.f_code.co_filename.startswith(_HK_ROOT)
+                                 or frame.f_code.co_filename.startswith("<")):
         frame = frame.f_back
     return frame
 

@@ -74,8 +74,8 @@ class _TensorAnnotation(type):
 class Tensor(metaclass=_TensorAnnotation):
     """`hk.Tensor[dtype]` annotates a kernel parameter that is a tensor in global memory.
 
-    Inside the kernel it is a 4-D view (batch, depth, rows, cols) with runtime extents; a
-    torch tensor of 1 to 4 dimensions fills the view from the right.
+    Inside the kernel it is a 4-D view (batch, depth, rows, cols) with runtime extents; see
+    view4d for how a torch tensor of 1 to 4 dimensions maps onto it.
     """
 
 
@@ -171,6 +171,24 @@ class SV:
 
     def mlir(self):
         return "!hk.sv<%s, %d, %d>" % (self.dtype.mlir, self.length, self.buffers)
+
+
+def view4d(shape):
+    """The (batch, depth, rows, cols) a tensor of 1 to 4 dimensions is seen as.
+
+    [cols] -> (1, 1, 1, cols); [rows, cols] -> (1, 1, rows, cols); [batch, rows, cols] ->
+    (batch, 1, rows, cols); 4-D tensors as they are.
+    """
+    shape = tuple(int(s) for s in shape)
+    if len(shape) == 1:
+        return (1, 1, 1) + shape
+    if len(shape) == 2:
+        return (1, 1) + shape
+    if len(shape) == 3:
+        return (shape[0], 1, shape[1], shape[2])
+    if len(shape) == 4:
+        return shape
+    raise ValueError("a tensor argument must have 1 to 4 dimensions, not %d" % len(shape))
 
 
 def parse_mlir_type(text):

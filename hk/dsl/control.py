@@ -8,24 +8,10 @@ assigns, each located at the user's statement.
 import builtins
 
 from hk.dsl import builder as _b
-from hk.dsl.values import Coord, Scalar, Shared, Value, _as_index, _Register, scalar, wrap
+from hk.dsl.values import UNDEFINED, Scalar, Value, _as_index, _Register, scalar, wrap
 from hk.errors import Location, TraceError
 
 
-class _Undefined:
-    """A name one branch of a device `if` binds and the other does not."""
-
-    def __repr__(self):
-        return "<undefined: bound in only one branch of an if>"
-
-    def _fail(self, *args, **kwargs):
-        raise TraceError("this name is bound in only one branch of an `if` on a device value",
-                         hint="assign it before the `if` or in both branches")
-
-    __getattr__ = __call__ = __add__ = __radd__ = __mul__ = __getitem__ = _fail
-
-
-UNDEFINED = _Undefined()
 
 
 class range:  # noqa: A001 - hk.range mirrors Python's range
@@ -134,7 +120,7 @@ def if_else(cond, then_fn, else_fn, init, names, where):
                          location=Location(*where))
     # Trace both branches into their own blocks first, to learn the result types.
     with _loc(where):
-        probe = scf.IfOp(cond.v, [], hasElse=True)
+        probe = scf.IfOp(cond.v, [], has_else=True)
     outs = []
     for fn, block in ((then_fn, probe.then_block), (else_fn, probe.else_block)):
         with b.insert_into(block):
@@ -148,7 +134,7 @@ def if_else(cond, then_fn, else_fn, init, names, where):
     # Rebuild with results: move the traced operations into a new if that yields them.
     results = []
     with _loc(where):
-        final = scf.IfOp(cond.v, [_device(outs[0][i], names[i], where).v.type for i in keep], hasElse=True)
+        final = scf.IfOp(cond.v, [_device(outs[0][i], names[i], where).v.type for i in keep], has_else=True)
     for src, dst, values in ((probe.then_block, final.then_block, outs[0]),
                              (probe.else_block, final.else_block, outs[1])):
         with b.insert_into(dst):

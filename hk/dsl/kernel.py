@@ -245,11 +245,10 @@ class TensorExtents:
 
     @classmethod
     def of(cls, tensor):
-        shape = tuple(getattr(tensor, "shape", ()))
-        if not 1 <= len(shape) <= 4:
-            raise LaunchError("a tensor argument must have 1 to 4 dimensions, not %d" % len(shape))
-        b, d, r, c = (1,) * (4 - len(shape)) + shape
-        return cls(int(b), int(d), int(r), int(c))
+        try:
+            return cls(*types.view4d(getattr(tensor, "shape", ())))
+        except ValueError as e:
+            raise LaunchError(str(e)) from None
 
 
 def kernel(fn=None, **options):

@@ -170,10 +170,10 @@ def _mask(kind, x, row0, col0, diagonal, value):
         raise TraceError("masks apply to register tiles")
     b = _hk()
     element = b.type(x.dtype.mlir)
-    attr = (b.ir.FloatAttr.get(element, float(value)) if x.dtype.is_float
-            else b.ir.IntegerAttr.get(element, int(value)))
     r, c = _as_index(scalar(row0)).v, _as_index(scalar(col0)).v
     with b.loc():
+        attr = (b.ir.FloatAttr.get(element, float(value)) if x.dtype.is_float
+                else b.ir.IntegerAttr.get(element, int(value)))
         op = b.d.hk.MaskOp(getattr(b.d.hk.MaskKind, kind), x.v, r, c, attr,
                            diagonal=b.ir.IntegerAttr.get(b.ir.IntegerType.get_signless(64), diagonal))
         return wrap(op.result, x.spec)

@@ -214,7 +214,9 @@ def rewrite(fn):
                            kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
         body=[func, ast.Return(value=ast.Name(id=func.name, ctx=ast.Load()))],
         decorator_list=[], returns=None, type_params=[])
-    module = ast.Module(body=[_located(factory, func)], type_ignores=[])
+    # Only the factory itself takes the function's location: every statement keeps its own line.
+    ast.copy_location(factory, func)
+    module = ast.Module(body=[factory], type_ignores=[])
     ast.fix_missing_locations(module)
     code = compile(module, fn.__code__.co_filename, "exec")
     from hk.dsl import control

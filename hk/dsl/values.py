@@ -33,6 +33,23 @@ class Value:
                          hint="loop with `for i in hk.range(n)`")
 
 
+class _Undefined:
+    """A name one branch of a device `if` binds and the other does not: any use is an error."""
+
+    def __repr__(self):
+        return "<undefined: bound in only one branch of an if>"
+
+    def fail(self, *args, **kwargs):
+        raise TraceError("this value is bound in only one branch of an `if` on a device value",
+                         hint="assign it before the `if` or in both branches")
+
+    __getattr__ = __call__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = fail
+    __truediv__ = __getitem__ = __neg__ = __bool__ = fail
+
+
+UNDEFINED = _Undefined()
+
+
 # Scalars ---------------------------------------------------------------------------------------
 
 _INDEX = "index"
@@ -244,6 +261,8 @@ class TileRef:
         return wrap(v, spec)
 
     def store(self, value):
+        if value is UNDEFINED:
+            UNDEFINED.fail()
         if not isinstance(value, (Tile, Vector)):
             raise TraceError("only a register tile or vector can be stored to %s, not %s"
                              % (self.g.name, type(value).__name__))
@@ -275,6 +294,8 @@ class _Register(Value):
         return self.spec.dtype
 
     def _other(self, other):
+        if other is UNDEFINED:
+            UNDEFINED.fail()
         if isinstance(other, _Register):
             if (type(other) is not type(self) or other.spec.dtype != self.spec.dtype
                     or _shape(other.spec) != _shape(self.spec)):
@@ -436,9 +457,9 @@ def fill(spec, value):
     t = b.type(spec.mlir())
     element = b.type(spec.dtype.mlir)
     ir = b.ir
-    if spec.dtype.is_float:
-        attr = ir.FloatAttr.get(element, float(value))
-    else:
-        attr = ir.IntegerAttr.get(element, int(value))
-    with b.loc():
+    with b.loc():  # FloatAttr.get reports bad values at the current location
+        if spec.dtype.is_float:
+            attr = ir.FloatAttr.get(element, float(value))
+        else:
+            attr = ir.IntegerAttr.get(element, int(value))
         return wrap(b.d.hk.fill(t, attr), spec)

@@ -36,8 +36,8 @@ class GlobalView:
     __slots__ = ("t",)
 
     def __init__(self, tensor):
-        shape = (1,) * (4 - tensor.dim()) + tuple(tensor.shape)
-        self.t = tensor.reshape(shape) if tensor.dim() != 4 else tensor
+        # A view, never a copy: stores must land in the caller's tensor.
+        self.t = tensor.view(types.view4d(tensor.shape))
 
     def extent(self, which):
         return self.t.shape[("batch", "depth", "rows", "cols").index(which)]

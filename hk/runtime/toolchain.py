@@ -39,9 +39,7 @@ class Toolchain:
         Part of every compile cache key, so a new compiler or new bitcode never serves old objects.
         """
         digest = hashlib.sha256()
-        version = subprocess.run([self.clang, "--version"], stdout=subprocess.PIPE,
-                                 stderr=subprocess.STDOUT, universal_newlines=True)
-        digest.update(version.stdout.encode())
+        digest.update(_version_text(self.clang).encode())
         version_file = os.path.join(self.rocm_root, "share", "hip", "version")
         if os.path.exists(version_file):
             digest.update(open(version_file, "rb").read())
@@ -51,6 +49,33 @@ class Toolchain:
                 st = os.stat(os.path.join(bitcode, name))
                 digest.update(("%s:%d\n" % (name, st.st_size)).encode())
         return digest.hexdigest()
+
+
+def _version_text(clang):
+    """`clang --version`, remembered on disk per compiler file so later processes skip the run."""
+    st = os.stat(clang)
+    stamp = hashlib.sha256(("%s\0%d\0%d" % (os.path.realpath(clang), st.st_size, st.st_mtime_ns)).encode())
+    base = os.environ.get("HK_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "hk")
+    memo = os.path.join(base, "toolchains", stamp.hexdigest()[:32] + ".version")
+    try:
+        with open(memo) as f:
+            return f.read()
+    except OSError:
+        pass
+    result = subprocess.run([clang, "--version"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            universal_newlines=True)
+    if result.returncode != 0:
+        raise ToolchainError("%s --version failed:\n%s" % (clang, result.stdout))
+    try:
+        os.makedirs(os.path.dirname(memo), exist_ok=True)
+        tmp = "%s.%d.tmp" % (memo, os.getpid())
+        with open(tmp, "w") as f:
+            f.write(result.stdout)
+        os.replace(tmp, memo)
+    except OSError:
+        pass  # a read-only cache costs a subprocess per process, nothing more
+    return result.stdout
 
 
 def _absolute(path):
@@ -63,6 +88,9 @@ def find():
     if env.get("HK_CLANG"):
         clang = _absolute(env["HK_CLANG"])
         root = _absolute(env.get("HK_ROCM_ROOT", ""))
+        if not root and env.get("HK_ROCM_VERSION_FILE"):
+            # <root>/share/hip/version, as Bazel can name a file but not a directory.
+            root = os.path.dirname(os.path.dirname(os.path.dirname(_absolute(env["HK_ROCM_VERSION_FILE"]))))
         if not root:
             raise ToolchainError("HK_CLANG is set but HK_ROCM_ROOT is not",
                                  hint="set HK_ROCM_ROOT to the ROCm root holding include/hip and amdgcn/bitcode")

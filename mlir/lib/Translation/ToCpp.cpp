@@ -65,8 +65,12 @@ LogicalResult KernelWriter::writeKernel(func::FuncOp kernel) {
   if (vgprs)
     e.os << ", register tiles peak at " << vgprs.getInt() << " VGPRs";
   e.os << "\n";
-  e.os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")\n"
-       << kernel.getSymName() << "(";
+  e.os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")";
+  // A kernel's max_vgprs is a hard limit for the compiler too (it spills beyond it, and the
+  // resource gate then refuses the build).
+  if (auto cap = kernel->getAttrOfType<IntegerAttr>("hk.max_vgprs"))
+    e.os << " __attribute__((amdgpu_num_vgpr(" << cap.getInt() << ")))";
+  e.os << "\n" << kernel.getSymName() << "(";
   for (auto [i, arg] : llvm::enumerate(kernel.getArguments())) {
     auto type = e.typeName(arg.getType(), kernel.getLoc());
     if (failed(type))

@@ -98,3 +98,14 @@ module attributes {hk.arch = "gfx1100"} {
     return
   }
 }
+
+// -----
+
+// A kernel's max_vgprs becomes the compiler's VGPR limit.
+// CHECK-LABEL: kernel capped:
+// CHECK: __launch_bounds__(64) __attribute__((amdgpu_num_vgpr(48)))
+module {
+  func.func @capped() attributes {hk.kernel, hk.warps = 2 : i32, hk.max_vgprs = 48 : i64} {
+    return
+  }
+}

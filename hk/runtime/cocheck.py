@@ -1,0 +1,85 @@
+"""Checks AMDGPU code objects: the resource gate and the wait gate, on any code object.
+
+    python -m hk.runtime.cocheck [--objdump=PATH] [--warps=N] [--max_vgprs=N]
+                                 [--min_occupancy=N] FILE.co [FILE ...]
+
+The resource gate reads the metadata note (VGPRs, AGPRs, SGPRs, spills, scratch, LDS) and
+refuses spills and scratch; the wait gate walks the disassembly for registers used while a
+load into them is outstanding, and for barriers reached with a CDNA global->LDS copy in flight.
+Works on hk's code objects and anyone else's (HipKittens', Triton's), offload bundles
+included. Prints one line per finding and exits 1 if there is any.
+"""
+
+import os
+import shutil
+import sys
+import tempfile
+
+from absl import app, flags
+
+from hk.errors import HKError
+from hk.runtime import gate, metadata, waitcheck
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("objdump", None, "llvm-objdump to disassemble with (default: HK_LLVM_BIN or PATH)")
+flags.DEFINE_integer("warps", 1, "waves per workgroup, for the occupancy figure")
+flags.DEFINE_integer("max_vgprs", None, "refuse kernels with more VGPRs")
+flags.DEFINE_integer("min_occupancy", None, "refuse kernels with fewer waves per SIMD")
+
+
+def find_objdump(explicit=None):
+    if explicit:
+        return os.path.abspath(explicit)
+    bindir = os.environ.get("HK_LLVM_BIN")
+    if bindir and os.path.exists(os.path.join(bindir, "llvm-objdump")):
+        return os.path.join(bindir, "llvm-objdump")
+    for name in ("llvm-objdump", "llvm-objdump-22"):
+        found = shutil.which(name)
+        if found:
+            return found
+    raise HKError("llvm-objdump not found", hint="pass --objdump or set HK_LLVM_BIN")
+
+
+def check_file(path, objdump, warps=1, max_vgprs=None, min_occupancy=None):
+    """The findings of one file, as printable lines (empty: clean)."""
+    lines = []
+    with open(path, "rb") as f:
+        data = f.read()
+    for meta in metadata.read(data):
+        try:
+            occ = gate.check(meta, warps, max_vgprs=max_vgprs, min_occupancy=min_occupancy)
+            print("%s: %s: %d VGPRs, %d AGPRs, %d SGPRs, %d bytes LDS, %d wave(s) per SIMD"
+                  % (path, meta.name, meta.vgprs, meta.agprs, meta.sgprs, meta.lds_bytes, occ.waves_per_simd))
+        except HKError as e:
+            lines.append("%s: resource gate: %s" % (path, e.message))
+    with tempfile.TemporaryDirectory(prefix="hk-cocheck-") as tmp:
+        for i, obj in enumerate(metadata.code_objects(data)):
+            one = os.path.join(tmp, "object%d.co" % i)
+            with open(one, "wb") as f:
+                f.write(obj)
+            for kernel, instructions in waitcheck.disassemble(objdump, one).items():
+                for finding in waitcheck.check_kernel(kernel, instructions):
+                    lines.append("%s: wait gate: %s" % (path, finding))
+    return lines
+
+
+def main(argv):
+    paths = [p for p in argv[1:] if p.endswith((".co", ".hsaco", ".o", ".bundle")) or not p.endswith((".mlir", ".cpp"))]
+    if not paths:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    try:
+        objdump = find_objdump(FLAGS.objdump)
+        findings = []
+        for path in paths:
+            findings.extend(check_file(path, objdump, FLAGS.warps, FLAGS.max_vgprs, FLAGS.min_occupancy))
+    except HKError as e:
+        print("cocheck: error: %s" % e, file=sys.stderr)
+        return 2
+    for line in findings:
+        print(line)
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    app.run(main)

@@ -1,0 +1,133 @@
+"""Python for/if/while on device values become scf ops carrying the names they assign;
+loops over Python values unroll and ifs on constants pick a branch while tracing."""
+
+import pytest
+import torch
+
+import hk
+from hk.errors import TraceError
+
+T = hk.RT(hk.fp32, 16, 64)
+
+
+@hk.kernel(grid=lambda p: (1, hk.cdiv(p.x.rows, 16)))
+def row_sums(x: hk.Tensor[hk.fp32], out: hk.Tensor[hk.fp32]):
+    row = hk.arch.block_idx.y
+    acc = hk.zeros(T)
+    for j in hk.range(hk.cdiv(x.cols, 64)):
+        acc = acc + x[0, 0, row, j].load(T)
+    # A vector lies along the last dimension: the 16 row sums go to out[16 * row : 16 * row + 16].
+    out[0, 0, 0, row] = hk.row_sum(acc)
+
+
+@hk.kernel(grid=lambda p: (1, hk.cdiv(p.x.rows, 16)))
+def unrolled(x: hk.Tensor[hk.fp32], out: hk.Tensor[hk.fp32], *, TILES=2):
+    acc = hk.zeros(T)
+    for j in range(TILES):
+        acc = acc + x[0, 0, hk.arch.block_idx.y, j].load(T)
+    out[0, 0, hk.arch.block_idx.y, 0] = acc
+
+
+@hk.kernel(grid=lambda p: (hk.cdiv(p.x.cols, 64), hk.cdiv(p.x.rows, 16)))
+def scale_first_block(x: hk.Tensor[hk.fp32], out: hk.Tensor[hk.fp32], factor: float):
+    idx = hk.tile_coord(0, 0, hk.arch.block_idx.y, hk.arch.block_idx.x)
+    t = x[idx].load(T)
+    if hk.arch.block_idx.x == 0:
+        t = t * factor
+    else:
+        t = t + 1.0
+    out[idx] = t
+
+
+@hk.kernel(grid=lambda p: (1, 1))
+def doubling(x: hk.Tensor[hk.fp32], out: hk.Tensor[hk.fp32], n: int):
+    t = x[0, 0, 0, 0].load(T)
+    i = 0
+    while i < n:
+        t = t + t
+        i = i + 1
+    out[0, 0, 0, 0] = t
+
+
+@hk.kernel(grid=lambda p: (1, 1))
+def constant_branch(x: hk.Tensor[hk.fp32], out: hk.Tensor[hk.fp32], *, NEGATE=False):
+    t = x[0, 0, 0, 0].load(T)
+    if NEGATE:
+        t = -t
+    out[0, 0, 0, 0] = t
+
+
+@pytest.fixture(autouse=True)
+def interp(monkeypatch):
+    monkeypatch.setenv("HK_DEVICE", "interp")
+
+
+@pytest.mark.parametrize("rows,cols", [(32, 256), (40, 200)], ids=["aligned", "ragged"])
+def test_device_loop_carries_the_accumulator(rows, cols):
+    text = row_sums.trace(arch="gfx1100").dump()
+    assert "scf.for" in text and "iter_args" in text
+    x = torch.randn(rows, cols)
+    out = torch.zeros(rows)
+    row_sums(x, out)
+    torch.testing.assert_close(out, x.sum(1), rtol=1e-5, atol=1e-4)
+
+
+def test_python_loop_unrolls():
+    text = unrolled.trace(arch="gfx1100").dump()
+    assert "scf.for" not in text
+    assert text.count("hk.load") == 2
+    assert unrolled.trace(arch="gfx1100", TILES=3).dump().count("hk.load") == 3
+    x = torch.randn(16, 128)
+    out = torch.zeros(16, 64)
+    unrolled(x, out)
+    torch.testing.assert_close(out, x[:, :64] + x[:, 64:])
+
+
+def test_if_on_a_device_scalar_yields_the_branch_value():
+    text = scale_first_block.trace(arch="gfx1100").dump()
+    assert "scf.if" in text and "scf.yield" in text
+    x = torch.randn(16, 128)
+    out = torch.zeros(16, 128)
+    scale_first_block(x, out, 3.0)
+    torch.testing.assert_close(out[:, :64], x[:, :64] * 3.0)
+    torch.testing.assert_close(out[:, 64:], x[:, 64:] + 1.0)
+
+
+def test_while_on_a_device_value():
+    assert "scf.while" in doubling.trace(arch="gfx1100").dump()
+    x = torch.randn(16, 64)
+    out = torch.zeros(16, 64)
+    doubling(x, out, 3)
+    torch.testing.assert_close(out, x * 8)
+
+
+def test_if_on_a_constant_picks_a_branch_while_tracing():
+    assert "scf.if" not in constant_branch.trace(arch="gfx1100").dump()
+    assert "hk.unary neg" in constant_branch.trace(arch="gfx1100", NEGATE=True).dump()
+    x = torch.randn(16, 64)
+    out = torch.zeros(16, 64)
+    constant_branch(x, out, NEGATE=True)
+    torch.testing.assert_close(out, -x)
+
+
+def test_name_bound_in_one_branch_of_a_device_if():
+    @hk.kernel(grid=(1,))
+    def k(x: hk.Tensor[hk.fp32]):
+        if hk.arch.block_idx.x == 0:
+            y = x[0, 0, 0, 0].load(T)
+        x[0, 0, 0, 0] = y  # bound in one branch only
+
+    with pytest.raises(TraceError, match="only one branch"):
+        k.trace(arch="gfx1100")
+
+
+def test_carried_value_changing_type():
+    @hk.kernel(grid=(1,))
+    def k(x: hk.Tensor[hk.fp32], n: int):
+        t = x[0, 0, 0, 0].load(T)
+        for i in hk.range(n):
+            t = t.to(hk.bf16)  # changes the carried type
+
+    with pytest.raises(TraceError, match="changes type in the loop") as e:
+        k.trace(arch="gfx1100")
+    assert e.value.location.line == k.fn.__code__.co_firstlineno + 3

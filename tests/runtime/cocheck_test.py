@@ -1,0 +1,147 @@
+"""cocheck finds every planted hazard and passes the same kernels with their waits.
+
+Each hazard class is a few instructions assembled with the toolchain's llvm-mc into a linked
+code object with a metadata note.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import asm_kernel  # noqa: E402
+
+from hk.runtime import cocheck, gate, metadata, waitcheck  # noqa: E402
+from hk.errors import ResourceError  # noqa: E402
+
+OBJDUMP = os.path.join(os.environ["HK_LLVM_BIN"], "llvm-objdump")
+
+# (name, arch, hazardous body, the same body with its wait, the instruction the finding names)
+CASES = [
+    ("vmem_load_read_early", "gfx1100",
+     """
+     s_load_b64 s[2:3], s[0:1], 0x0
+     s_waitcnt lgkmcnt(0)
+     global_load_b32 v1, v0, s[2:3]
+     {wait}
+     v_add_f32_e32 v2, v1, v1
+     """, "s_waitcnt vmcnt(0)", "v_add_f32_e32 v2, v1, v1"),
+    ("lds_load_read_early", "gfx1100",
+     """
+     ds_load_b128 v[4:7], v0
+     {wait}
+     v_mul_f32_e32 v8, v5, v5
+     """, "s_waitcnt lgkmcnt(0)", "v_mul_f32_e32 v8, v5, v5"),
+    ("count_too_weak", "gfx1100",
+     """
+     s_load_b64 s[2:3], s[0:1], 0x0
+     s_waitcnt lgkmcnt(0)
+     global_load_b32 v1, v0, s[2:3]
+     global_load_b32 v2, v0, s[2:3] offset:4
+     {wait}
+     v_add_f32_e32 v3, v2, v2
+     """, "s_waitcnt vmcnt(0)", "v_add_f32_e32 v3, v2, v2"),
+    # The load at the bottom of an iteration is read at the top of the next: only the walk
+    # around the back edge sees it.
+    ("loop_carried_load", "gfx1100",
+     """
+     s_load_b64 s[2:3], s[0:1], 0x0
+     s_mov_b32 s4, 4
+     s_waitcnt lgkmcnt(0)
+     global_load_b32 v1, v0, s[2:3]
+     s_waitcnt vmcnt(0)
+     .Ltop:
+     v_add_f32_e32 v2, v1, v2
+     global_load_b32 v1, v0, s[2:3]
+     {wait}
+     s_sub_u32 s4, s4, 1
+     s_cmp_lg_u32 s4, 0
+     s_cbranch_scc1 .Ltop
+     """, "s_waitcnt vmcnt(0)", "v_add_f32_e32 v2, v1, v2"),
+    ("gfx12_load_read_early", "gfx1201",
+     """
+     s_load_b64 s[2:3], s[0:1], 0x0
+     s_wait_kmcnt 0
+     global_load_b32 v1, v0, s[2:3]
+     {wait}
+     v_add_f32_e32 v2, v1, v1
+     """, "s_wait_loadcnt 0", "v_add_f32_e32 v2, v1, v1"),
+    ("cdna3_load_read_early", "gfx942",
+     """
+     s_load_dwordx2 s[2:3], s[0:1], 0x0
+     s_waitcnt lgkmcnt(0)
+     global_load_dwordx4 v[4:7], v0, s[2:3]
+     {wait}
+     v_mfma_f32_16x16x16_bf16 v[8:11], v[4:5], v[6:7], 0
+     """, "s_waitcnt vmcnt(0)", "v_mfma_f32_16x16x16_bf16"),
+    ("cdna4_lds_dma_before_barrier", "gfx950",
+     """
+     s_load_dwordx2 s[2:3], s[0:1], 0x0
+     s_waitcnt lgkmcnt(0)
+     s_mov_b32 m0, 0
+     global_load_lds_dwordx4 v0, s[2:3]
+     {wait}
+     s_barrier
+     """, "s_waitcnt vmcnt(0)", "s_barrier"),
+]
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory):
+    return str(tmp_path_factory.mktemp("asm"))
+
+
+@pytest.mark.parametrize("name,arch,body,wait,named", CASES, ids=[c[0] for c in CASES])
+def test_planted_hazard_is_found(workdir, name, arch, body, wait, named):
+    path = asm_kernel.assemble(body.format(wait=""), arch, workdir, name=name)
+    findings = cocheck.check_file(path, OBJDUMP)
+    assert len(findings) == 1, findings
+    assert "wait gate: kernel %s at 0x" % name in findings[0]
+    assert named in findings[0]
+
+
+@pytest.mark.parametrize("name,arch,body,wait,named", CASES, ids=[c[0] for c in CASES])
+def test_the_same_kernel_with_its_wait_is_clean(workdir, name, arch, body, wait, named):
+    path = asm_kernel.assemble(body.format(wait=wait), arch, workdir, name=name + "_ok")
+    assert cocheck.check_file(path, OBJDUMP) == []
+
+
+def test_a_spilling_kernel_is_refused_by_the_resource_gate(workdir):
+    path = asm_kernel.assemble("s_nop 0", "gfx1100", workdir, name="spills", vgpr_spills=3)
+    (meta,) = metadata.read(path)
+    with pytest.raises(ResourceError, match="kernel spills on gfx1100 spills 3 VGPR"):
+        gate.check(meta, warps=1)
+    findings = cocheck.check_file(path, OBJDUMP)
+    assert findings and "resource gate" in findings[0]
+
+
+def test_command_line_exit_codes(workdir):
+    bad = asm_kernel.assemble(CASES[0][2].format(wait=""), "gfx1100", workdir, name="cli_bad")
+    good = asm_kernel.assemble(CASES[0][2].format(wait=CASES[0][3]), "gfx1100", workdir, name="cli_good")
+    run = lambda *files: subprocess.run(
+        [sys.executable, "-m", "hk.runtime.cocheck", "--objdump=" + OBJDUMP] + list(files),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+    assert run(good).returncode == 0
+    result = run(good, bad)
+    assert result.returncode == 1
+    assert "uses v1 while the load" in result.stdout
+
+
+def test_offload_bundles_are_unpacked(workdir):
+    path = asm_kernel.assemble(CASES[0][2].format(wait=""), "gfx1100", workdir, name="bundled")
+    with open(path, "rb") as f:
+        obj = f.read()
+    # A clang offload bundle: magic, entry count, then (offset, size, id length, id) per entry.
+    import struct
+
+    triple = b"hipv4-amdgcn-amd-amdhsa--gfx1100"
+    header = b"__CLANG_OFFLOAD_BUNDLE__" + struct.pack("<Q", 1)
+    offset = len(header) + 24 + len(triple)
+    bundle = header + struct.pack("<QQQ", offset, len(obj), len(triple)) + triple + obj
+    bundled = os.path.join(workdir, "bundle.hipfb")
+    with open(bundled, "wb") as f:
+        f.write(bundle)
+    assert metadata.read(bundled)[0].name == "bundled"
+    assert len(cocheck.check_file(bundled, OBJDUMP)) == 1
