@@ -73,7 +73,10 @@ class _Rewriter(ast.NodeTransformer):
         for stmt in body:
             result = self.visit(stmt)
             out.extend(result if isinstance(result, list) else [result])
-            self.defined[-1].extend(n for n in _assigned([stmt]) if n not in self.defined[-1])
+            # A loop's body names stay in the body (only names known before are carried out);
+            # an if's names flow out (possibly UNDEFINED); other statements bind what they assign.
+            if not isinstance(stmt, (ast.For, ast.While)):
+                self.defined[-1].extend(n for n in _assigned([stmt]) if n not in self.defined[-1])
         return out
 
     def _known(self):

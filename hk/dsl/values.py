@@ -59,6 +59,10 @@ def _scalar_type(value):
     return str(value.type)
 
 
+def _bits(type_text):
+    return {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}.get(type_text, 32)
+
+
 def scalar(x, like="index"):
     """`x` as a Scalar: Scalars pass through, Python numbers become constants of type `like`."""
     if isinstance(x, Scalar):
@@ -148,6 +152,26 @@ class Scalar(Value):
 
     def __neg__(self):
         return 0 - self if not self.is_float else self._binary(0.0, None, "subf", True)
+
+    def to(self, dtype):
+        """This scalar converted to `dtype` (hk.fp32 or hk.i32)."""
+        b = _hk()
+        ir, arith = b.ir, b.d.arith
+        target = b.type(dtype.mlir)
+        with b.loc():
+            if self.type_text == dtype.mlir:
+                return self
+            if self.type_text == _INDEX:
+                as_int = arith.index_cast(ir.IntegerType.get_signless(32, b.context), self.v)
+                return Scalar(as_int) if not dtype.is_float else Scalar(arith.sitofp(target, as_int))
+            if dtype.is_float and not self.is_float:
+                return Scalar(arith.sitofp(target, self.v))
+            if not dtype.is_float and self.is_float:
+                return Scalar(arith.fptosi(target, self.v))
+            if dtype.is_float:
+                return Scalar(arith.extf(target, self.v) if dtype.bits > _bits(self.type_text)
+                              else arith.truncf(target, self.v))
+            return Scalar(arith.index_cast(target, self.v))
 
     def _compare(self, other, ipred, fpred):
         a, b = self._coerce(other)

@@ -3,8 +3,9 @@
 In order of preference:
   1. HK_CLANG and HK_ROCM_ROOT (and HK_LLVM_BIN for the tools): set by the Bazel rules and
      tests to the hermetic toolchain (@rocm_device, @llvm_toolchain).
-  2. HK_ROCM_PATH: an installed ROCm; its llvm/bin/clang++ and llvm/bin tools.
-  3. /opt/rocm, if it exists.
+  2. The hermetic toolchain in the runfiles of a Bazel-built program (`bazel run`).
+  3. HK_ROCM_PATH: an installed ROCm; its llvm/bin/clang++ and llvm/bin tools.
+  4. /opt/rocm, if it exists.
 """
 
 import dataclasses
@@ -12,6 +13,7 @@ import functools
 import hashlib
 import os
 import subprocess
+import sys
 
 from hk.errors import ToolchainError
 
@@ -82,6 +84,32 @@ def _absolute(path):
     return os.path.abspath(path) if path else path
 
 
+def _runfiles_roots():
+    roots = []
+    if os.environ.get("RUNFILES_DIR"):
+        roots.append(os.environ["RUNFILES_DIR"])
+    main = os.path.abspath(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if main:
+        roots.append(main + ".runfiles")
+        # Inside the runfiles tree itself: .../<name>.runfiles/<workspace>/<script>
+        marker = ".runfiles" + os.sep
+        if marker in main:
+            roots.append(main[:main.index(marker) + len(marker) - 1])
+    return roots
+
+
+def _from_runfiles():
+    """The hermetic toolchain shipped in a Bazel program's runfiles, or None."""
+    for root in _runfiles_roots():
+        for base in (os.path.join(root, "rocm_device"), os.path.join(root, "hk_dsl", "external", "rocm_device")):
+            clang = os.path.join(base, "hip_clang")
+            rocm = os.path.join(base, "rocm")
+            if os.access(clang, os.X_OK) and os.path.isdir(rocm):
+                llvm = os.path.join(os.path.dirname(base), "llvm_toolchain")
+                return Toolchain(clang, rocm, llvm, "Bazel runfiles (%s)" % base)
+    return None
+
+
 def find():
     """The toolchain to compile with; ToolchainError naming what to set when there is none."""
     env = os.environ
@@ -96,6 +124,9 @@ def find():
                                  hint="set HK_ROCM_ROOT to the ROCm root holding include/hip and amdgcn/bitcode")
         llvm_bin = _absolute(env.get("HK_LLVM_BIN", os.path.dirname(clang)))
         return Toolchain(clang, root, llvm_bin, "HK_CLANG=" + clang)
+    hermetic = _from_runfiles()
+    if hermetic:
+        return hermetic
     for var, root in (("HK_ROCM_PATH", env.get("HK_ROCM_PATH")), ("/opt/rocm", "/opt/rocm")):
         if root and os.path.isdir(root):
             clang = os.path.join(root, "llvm", "bin", "clang++")
