@@ -137,13 +137,13 @@ static void saveexec(Machine& m, Wave& w, const Inst& in) {
     case 0: r = s & e; break;        // and
     case 1: r = s | e; break;        // or
     case 2: r = s ^ e; break;        // xor
-    case 3: r = s & ~e; break;       // andn1 / and_not0
-    case 4: r = s | ~e; break;       // orn1 / or_not0
+    case 3: r = ~s & e; break;       // andn1 / and_not0
+    case 4: r = ~s | e; break;       // orn1 / or_not0
     case 5: r = ~(s & e); break;     // nand
     case 6: r = ~(s | e); break;     // nor
     case 7: r = ~(s ^ e); break;     // xnor
-    case 8: r = e & ~s; break;       // andn2 / and_not1
-    case 9: r = e | ~s; break;       // orn2 / or_not1
+    case 8: r = s & ~e; break;       // andn2 / and_not1
+    case 9: r = s | ~e; break;       // orn2 / or_not1
   }
   r &= w.full;
   if (in.nd) mset(m, w, in, in.d[0], e);
