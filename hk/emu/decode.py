@@ -284,6 +284,8 @@ def decode_one(pc, size, mnemonic, rest, family, is_gfx9):
         d.f["op"] = OPS[name]
         return d
     operand_text, mods = split_operands(rest)
+    if re.match(r"^v_(pk_|dot)", name):
+        d.f["opsel_hi"] = 7                     # VOP3P: op_sel_hi defaults to all ones
     for tok in mods:
         _apply_modifier(d, tok, family)
     parsed = [ops.parse(t) for t in operand_text]

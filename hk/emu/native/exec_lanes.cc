@@ -166,8 +166,8 @@ static T fixup(T s0, T s1, T s2, int e1, int e2, int emax, int under, T maxv) {
   if (std::isinf(s1) && std::isinf(s2)) return -NAN;
   if (s1 == 0 || std::isinf(s2)) return sign ? -INFINITY : INFINITY;
   if (std::isinf(s1) || s2 == 0) return sign ? T(-0.0) : T(0.0);
-  if (e2 - e1 < under) return sign ? -std::numeric_limits<T>::denorm_min() : std::numeric_limits<T>::denorm_min();
-  if (e1 == emax) return sign ? -maxv : maxv;
+  if (e2 - e1 < under) return sign ? T(-0.0) : T(0.0);           // underflow, rounding to nearest
+  if (e1 == emax) return sign ? -INFINITY : INFINITY;            // overflow, rounding to nearest
   return sign ? -std::fabs(s0) : std::fabs(s0);
 }
 H(v_div_fixup_f32) {
