@@ -46,7 +46,7 @@ def family(arch):
     return "gfx9" if arch.startswith("gfx9") else arch[:5]
 
 
-def kernel_source(arch, name, body, results, lds=0, scratch=0, block=256, frame=True):
+def kernel_source(arch, name, body, results, lds=0, scratch=0, block=256, frame=True, directives=()):
     fam = family(arch)
     wave = WAVE[arch]
     text = [".text", ".globl %s" % name, ".p2align 8", ".type %s,@function" % name, "%s:" % name]
@@ -65,6 +65,7 @@ def kernel_source(arch, name, body, results, lds=0, scratch=0, block=256, frame=
           "  .amdhsa_system_sgpr_workgroup_id_x 1"]
     if scratch:
         kd.append("  .amdhsa_enable_private_segment 1")
+    kd += ["  " + d for d in directives]
     if fam in ("gfx11", "gfx12"):
         kd.append("  .amdhsa_wavefront_size32 1")
     if fam == "gfx9":
