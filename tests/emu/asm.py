@@ -46,10 +46,11 @@ def family(arch):
     return "gfx9" if arch.startswith("gfx9") else arch[:5]
 
 
-def kernel_source(arch, name, body, results, lds=0, scratch=0, block=256, frame=True, directives=()):
+def kernel_source(arch, name, body, results, lds=0, scratch=0, block=256, frame=True, directives=(), pre=""):
     fam = family(arch)
     wave = WAVE[arch]
     text = [".text", ".globl %s" % name, ".p2align 8", ".type %s,@function" % name, "%s:" % name]
+    text.append(pre)                      # runs before the frame touches any SGPR
     if frame:
         text.append(_PROLOGUE[fam])
     text.append(body)
