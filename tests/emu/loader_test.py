@@ -1,0 +1,84 @@
+"""The loader and the launch API: kernel descriptors and kernarg layouts (explicit and hidden
+arguments) of clang's code objects, dynamic LDS, and clear Python errors for bad input: not a
+code object, an unknown kernel, the wrong arguments, an instruction the emulator lacks, an access
+outside every buffer, an endless loop."""
+
+import numpy as np
+
+import hk.emu
+from hk.emu import codeobject
+from tests.emu import asm, emutest
+
+ARCHS = ["gfx1100", "gfx1201", "gfx942", "gfx950"]
+
+
+class LoaderTest(emutest.EmuTest):
+
+    def test_descriptors_and_kernarg_layout(self):
+        for arch in ARCHS:
+            with self.subTest(arch=arch):
+                with open(emutest.code_object("vector_add", arch), "rb") as f:
+                    co = codeobject.load(f.read())
+                self.assertEqual(co.arch, arch)
+                k = co.kernel("vector_add")
+                kd = k.descriptor
+                self.assertIn(("kernarg_segment_ptr", 2), kd.user_sgprs())
+                self.assertEqual(kd.wavefront_size32, arch.startswith("gfx1"))
+                self.assertEqual(kd.workgroup_id_enabled[0], True)
+                self.assertEqual([a.value_kind for a in k.explicit_args], ["global_buffer"] * 3 + ["by_value"])
+                kinds = {a.value_kind: a for a in k.args}
+                self.assertEqual(kinds["hidden_block_count_x"].offset, 32)
+                self.assertEqual(kinds["hidden_group_size_x"].size, 2)
+                self.assertGreaterEqual(kd.kernarg_size, 56)
+                self.assertEqual(k.entry % 256, 0)
+
+    def test_kernels_listing(self):
+        self.assertEqual(hk.emu.kernels(emutest.code_object("gemm", "gfx1100")), ["gemm_f16"])
+
+    def test_bad_inputs_raise_clear_errors(self):
+        with self.assertRaises(hk.emu.CodeObjectError):
+            hk.emu.launch(b"not an elf at all", "k", (1,), (1,), [])
+        with open(emutest.code_object("vector_add", "gfx1100"), "rb") as f:
+            data = f.read()
+        with self.assertRaises(hk.emu.CodeObjectError):
+            hk.emu.launch(data[:200], "vector_add", (1,), (1,), [])
+        with self.assertRaisesRegex(hk.emu.CodeObjectError, "vector_add"):
+            hk.emu.launch(data, "no_such_kernel", (1,), (1,), [])
+        with self.assertRaisesRegex(hk.emu.CodeObjectError, "gfx942"):
+            hk.emu.launch(data, "vector_add", (1,), (1,), [None, None, None, 0], arch="gfx942")
+        with self.assertRaisesRegex(hk.emu.EmuError, "takes 4 arguments"):
+            hk.emu.launch(data, "vector_add", (1,), (64,), [np.zeros(4, np.float32)])
+        with self.assertRaises(hk.emu.EmuError):
+            hk.emu.launch(data, "vector_add", (1,), (64,), [np.zeros(4), np.zeros(4), np.zeros(4), "x"])
+
+    def test_out_of_bounds_access_is_a_memory_fault(self):
+        a = np.zeros(16, np.float32)
+        # n says 256 but the buffers hold 16 floats
+        with self.assertRaisesRegex(hk.emu.MemoryFault, r"vector_add.*outside every buffer"):
+            hk.emu.launch(emutest.code_object("vector_add", "gfx1100"), "vector_add", (1,), (256,),
+                          [a, a.copy(), a.copy(), 256])
+
+    def test_unimplemented_instruction_and_endless_loop(self):
+        co = asm.assemble("gfx1100", {
+            "exotic": ("  v_qsad_pk_u16_u8 v[10:11], v[2:3], v4, v[6:7]\n", [10]),
+            "forever": ("  s_branch 0xfffe\n", [0]),
+        })
+        with self.assertRaisesRegex(hk.emu.EmuError, "v_qsad_pk_u16_u8.*does not implement"):
+            emutest.run_asm("gfx1100", co, "exotic", 1)
+        with self.assertRaisesRegex(hk.emu.EmuError, "endless loop"):
+            emutest.run_asm("gfx1100", co, "forever", 1, max_instructions=10000)
+
+    def test_dynamic_lds(self):
+        body = """
+  v_mov_b32 v10, v0
+  ds_store_b32 v100, v0 offset:1000
+  s_waitcnt lgkmcnt(0)
+"""
+        co = asm.assemble("gfx1100", {"dyn": (body, [10], {"lds": 16})})
+        with self.assertRaises(hk.emu.MemoryFault):
+            emutest.run_asm("gfx1100", co, "dyn", 1)
+        emutest.run_asm("gfx1100", co, "dyn", 1, shared_mem=2048)
+
+
+if __name__ == "__main__":
+    emutest.main()
