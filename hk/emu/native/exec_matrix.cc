@@ -3,7 +3,6 @@
 // aux[0] = M, aux[1] = N, aux[2] = K | blocks << 16, aux[3] = A type | B type << 4 | C type << 8
 // | unsupported-modifier flag << 12. Products are summed in double and rounded once.
 #include <cmath>
-#include <vector>
 
 #include "valu.h"
 
@@ -23,8 +22,10 @@ static int ebits(int t) {
 }
 
 // Element e (in register order) of one lane of a source operand starting at register `reg`.
-static double elem(Machine& m, Wave& w, const Opnd& o, int lane, int e, int t, bool sgn, bool neg_lo, bool neg_hi) {
-  int bits = ebits(t);
+template <int T>
+static inline double elem(Machine& m, Wave& w, const Opnd& o, int lane, int e, bool sgn, bool neg_lo, bool neg_hi) {
+  constexpr int bits = T == E_F16 || T == E_BF16 ? 16 : T == E_I8 || T == E_U8 || T == E_FP8 || T == E_BF8 || T == E_IU8 ? 8
+                       : T == E_I4 || T == E_U4 || T == E_IU4 ? 4 : T == E_F64 ? 64 : 32;
   uint64_t raw;
   if (o.kind == K_VGPR) {
     int bit = e * bits, word = bit / 32;
@@ -33,15 +34,14 @@ static double elem(Machine& m, Wave& w, const Opnd& o, int lane, int e, int t, b
   } else {
     raw = o.imm32;
   }
-  bool hi_half = bits == 16 && ((e & 1) == 1);
   double v;
-  switch (t) {
+  switch (T) {
     case E_F16: v = h2f(uint16_t(raw)); break;
     case E_BF16: v = bf2f(uint16_t(raw)); break;
     case E_I8: v = int8_t(raw); break;
     case E_U8: v = uint8_t(raw); break;
     case E_IU8: v = sgn ? double(int8_t(raw)) : double(uint8_t(raw)); break;
-    case E_I4: v = int(raw << 28) >> 28; break;
+    case E_I4: v = int32_t(uint32_t(raw) << 28) >> 28; break;
     case E_U4: v = double(raw & 15); break;
     case E_IU4: v = sgn ? double(int32_t(uint32_t(raw) << 28) >> 28) : double(raw & 15); break;
     case E_FP8: v = f8_to_f32(uint8_t(raw), m.family == CDNA3 ? E4M3_FNUZ : E4M3_OCP); break;
@@ -50,8 +50,26 @@ static double elem(Machine& m, Wave& w, const Opnd& o, int lane, int e, int t, b
     case E_I32: v = int32_t(raw); break;
     default: v = bf(uint32_t(raw)); break;
   }
-  if (bits == 16 && ((hi_half && neg_hi) || (!hi_half && neg_lo))) v = -v;
+  if (bits == 16 && (((e & 1) && neg_hi) || (!(e & 1) && neg_lo))) v = -v;
   return v;
+}
+
+// Fills dst[r * K + k] with element k of row (or column) r; lane r + rows * (k / kpl) holds it.
+template <int T>
+static void load_operand(Machine& m, Wave& w, const Opnd& o, int rows, int K, int kpl, double* dst, bool sgn,
+                         bool nlo, bool nhi) {
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < K; ++k) dst[r * K + k] = elem<T>(m, w, o, r + rows * (k / kpl), k % kpl, sgn, nlo, nhi);
+}
+static void load_any(int t, Machine& m, Wave& w, const Opnd& o, int rows, int K, int kpl, double* dst, bool sgn,
+                     bool nlo, bool nhi) {
+  switch (t) {
+#define CASE(X) case X: load_operand<X>(m, w, o, rows, K, kpl, dst, sgn, nlo, nhi); break;
+    CASE(E_F32) CASE(E_F16) CASE(E_BF16) CASE(E_I8) CASE(E_U8) CASE(E_FP8) CASE(E_BF8) CASE(E_I4) CASE(E_U4)
+    CASE(E_IU8) CASE(E_IU4) CASE(E_XF32) CASE(E_F64) CASE(E_I32)
+#undef CASE
+    default: m.fail(w, w.pc > 0 ? m.prog->insts[size_t(w.pc - 1)] : m.prog->insts[0], "unknown matrix element type");
+  }
 }
 
 // Where element (i, j) of the M x N accumulator lives: register index and lane.
@@ -92,20 +110,15 @@ static void matrix(Machine& m, Wave& w, const Inst& in, bool wmma) {
   bool sa = in.neg_lo & 1, sb = (in.neg_lo >> 1) & 1;                  // iu8/iu4 signedness
   bool intmode = ta == E_I8 || ta == E_U8 || ta == E_IU8 || ta == E_I4 || ta == E_U4 || ta == E_IU4;
   bool fneg = !intmode;
-  std::vector<double> a(size_t(M) * K), b(size_t(K) * N);
-  for (int i = 0; i < M; ++i)
-    for (int k = 0; k < K; ++k) {
-      int lane = i + M * (k / kpl);
-      a[size_t(i) * K + k] = elem(m, w, A, lane, k % kpl, ta, sa, fneg && (in.neg_lo & 1), fneg && (in.neg_hi & 1));
-    }
-  for (int j = 0; j < N; ++j)
-    for (int k = 0; k < K; ++k) {
-      int lane = j + N * (k / kpl);
-      b[size_t(k) * N + j] = elem(m, w, B, lane, k % kpl, tb, sb, fneg && (in.neg_lo & 2), fneg && (in.neg_hi & 2));
-    }
+  // A as a[i][k] and B transposed as bt[j][k], so each dot product walks memory in order.
+  static thread_local double a[32 * 64], bt[32 * 64];
+  if (M * K > 32 * 64 || N * K > 32 * 64) m.fail(w, in, "matrix shape too large");
+  load_any(ta, m, w, A, M, K, kpl, a, sa, fneg && (in.neg_lo & 1), fneg && (in.neg_hi & 1));
+  load_any(tb, m, w, B, N, K, kpl, bt, sb, fneg && (in.neg_lo & 2), fneg && (in.neg_hi & 2));
   bool c_hi = c16 && wmma && m.family == RDNA3 && ((in.opsel >> 2) & 1);
-  std::vector<uint32_t> out(size_t(creg) * LANES);
-  for (int r = 0; r < creg; ++r) std::memcpy(&out[size_t(r) * LANES], w.vr(D.reg + r), LANES * 4);
+  static thread_local uint32_t out[16 * LANES];
+  if (creg > 16) m.fail(w, in, "matrix accumulator too large");
+  for (int r = 0; r < creg; ++r) std::memcpy(&out[r * LANES], w.vr(D.reg + r), LANES * 4);
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
       Slot s = acc_slot(m, M, N, i, j, wmma, cbits);
@@ -130,12 +143,18 @@ static void matrix(Machine& m, Wave& w, const Inst& in, bool wmma) {
       uint32_t res;
       if (intmode) {
         int64_t acc = int64_t(c);
-        for (int k = 0; k < K; ++k) acc += int64_t(a[size_t(i) * K + k]) * int64_t(b[size_t(k) * N + j]);
+        for (int k = 0; k < K; ++k) acc += int64_t(a[i * K + k]) * int64_t(bt[j * K + k]);
         if (in.flags & F_CLAMP) acc = std::max<int64_t>(INT32_MIN, std::min<int64_t>(INT32_MAX, acc));
         res = uint32_t(acc);
       } else {
-        double acc = c;
-        for (int k = 0; k < K; ++k) acc += a[size_t(i) * K + k] * b[size_t(k) * N + j];
+        const double* ar = a + i * K;
+        const double* br = bt + j * K;
+        double p[4] = {0, 0, 0, 0};                 // four partial sums: the loop vectorises
+        int k = 0;
+        for (; k + 4 <= K; k += 4)
+          for (int u = 0; u < 4; ++u) p[u] += ar[k + u] * br[k + u];
+        for (; k < K; ++k) p[0] += ar[k] * br[k];
+        double acc = (p[0] + p[1]) + (p[2] + p[3]) + c;
         res = tc == E_F16 ? f2h(float(acc)) : tc == E_BF16 ? f2bf(float(acc)) : fb(float(acc));
       }
       uint32_t& d = out[size_t(reg) * LANES + s.lane];

@@ -13,7 +13,17 @@ inline uint32_t fb(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 inline double bd(uint64_t u) { double f; std::memcpy(&f, &u, 8); return f; }
 inline uint64_t db(double f) { uint64_t u; std::memcpy(&u, &f, 8); return u; }
 
-inline float h2f(uint16_t h) { _Float16 x; std::memcpy(&x, &h, 2); return float(x); }
+// f16 -> f32 by bit manipulation (exact; the library conversion is a slow soft-float call).
+inline float h2f(uint16_t h) {
+  uint32_t s = uint32_t(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+  uint32_t u;
+  if (e == 0x1f) u = s | 0x7f800000u | (m << 13);
+  else if (e != 0) u = s | ((e + 112) << 23) | (m << 13);
+  else { float f = float(m) * 0x1p-24f; return s ? -f : f; }
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
 inline uint16_t f2h(float f) { _Float16 x = _Float16(f); uint16_t h; std::memcpy(&h, &x, 2); return h; }
 inline uint16_t d2h(double f) { _Float16 x = _Float16(f); uint16_t h; std::memcpy(&h, &x, 2); return h; }
 
