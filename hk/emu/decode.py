@@ -203,6 +203,8 @@ def _apply_modifier(d, tok, family):
         elif key in ("cbsz", "abid", "blgp"):
             if ops.parse_int(val):
                 f["aux3"] = (f["aux3"] if f["aux3"] >= 0 else 0) | 1 << 12
+        elif key == "bitop3":
+            f["aux0"] = ops.parse_int(val)
         elif key == "th":
             if "RETURN" in val:
                 f["flags"] |= F_GLC

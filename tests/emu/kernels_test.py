@@ -51,6 +51,23 @@ class KernelsTest(emutest.EmuTest):
                 # products of f16 are exact in f32: only the accumulation order differs
                 np.testing.assert_allclose(c, ref, rtol=1e-5, atol=1e-5)
 
+    def test_private_array_in_scratch(self):
+        rng = np.random.default_rng(4)
+        for arch in ARCHS:
+            with self.subTest(arch=arch):
+                n = 256
+                idx = rng.integers(0, 1000, n).astype(np.int32)
+                out = np.zeros(n, np.float32)
+                hk.emu.launch(emutest.code_object("private_array", arch), "private_array", grid=(2,), block=(128,),
+                              args=[idx, out])
+                ref = np.zeros(n, np.float32)
+                for t in range(n):
+                    buf = np.float32(t * 100.0) + np.arange(64, dtype=np.float32)
+                    for i in range(64):
+                        buf[(i * 7 + idx[t]) & 63] += np.float32(0.5 * i)
+                    ref[t] = buf[idx[t] & 63]
+                np.testing.assert_array_equal(out, ref)
+
     def test_random_legal_order_keeps_correct_kernels_correct(self):
         rng = np.random.default_rng(3)
         M, N, K = 32, 32, 64

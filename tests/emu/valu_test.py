@@ -42,6 +42,40 @@ def fma32(a, b, c):
     return (a.astype(np.float64) * b + c).astype(np.float32)
 
 
+def fp8_table(kind, fnuz):
+    """The value of each of the 256 codes (NaN where the format has none)."""
+    man = 3 if kind == "fp8" else 2
+    bias = (8 if kind == "fp8" else 16) if fnuz else (7 if kind == "fp8" else 15)
+    out = np.zeros(256)
+    for c in range(256):
+        s, e, m = c >> 7, (c >> man) & ((1 << (7 - man)) - 1), c & ((1 << man) - 1)
+        v = (m / 2**man) * 2.0 ** (1 - bias) if e == 0 else (1 + m / 2**man) * 2.0 ** (e - bias)
+        if fnuz and c == 0x80:
+            v = np.nan
+        elif not fnuz and kind == "fp8" and e == 15 and m == 7:
+            v = np.nan
+        elif not fnuz and kind == "bf8" and e == 31:
+            v = np.nan if m else np.inf
+        out[c] = -v if s else v
+    return out
+
+
+def encode_nearest(table, v):
+    """Round to nearest, ties to an even code, over the finite codes (no negative zero in FNUZ)."""
+    best = None
+    for c in range(256):
+        t = table[c]
+        if not np.isfinite(t) or (t == 0 and np.signbit(t) != np.signbit(v) and v != 0):
+            continue
+        d = abs(float(v) - t)
+        if best is None or d < best[0] or (d == best[0] and c % 2 == 0 and best[1] % 2 == 1):
+            best = (d, c)
+    c = best[1]
+    if v == 0 and np.signbit(v) and table[0x80] == 0:
+        c = 0x80
+    return c
+
+
 class ValuTest(emutest.EmuTest):
 
     def check(self, arch, name, body, nin, ins, expected, tol_ulp=0):
@@ -302,6 +336,29 @@ class ValuTest(emutest.EmuTest):
         exp = f(a + b) + f(a * b) + f(fma) + [a.astype(np.float32).view(np.uint32)] + \
             f(a.astype(np.float32).astype(np.float64))
         self.check("gfx1100", "f64", body, 4, (lo1, hi1, lo2, hi2), [np.asarray(e, np.uint64) for e in exp])
+
+    def test_fp8_conversions(self):
+        vals = f32([1.0, -2.0, 0.5, 0.3, 3.14159, -0.0078125, 12.0, 0.0] * 8)
+        vals2 = f32([-1.5, 100.0, 0.001953125, -7.0, 0.1, 2.5, -0.75, 224.0] * 8)
+        for arch, fnuz in (("gfx942", True), ("gfx950", False), ("gfx1201", False)):
+            for kind in ("fp8", "bf8"):
+                with self.subTest(arch=arch, kind=kind):
+                    table = fp8_table(kind, fnuz)
+                    wave = asm.WAVE[arch]
+                    body = """
+  v_mov_b32 v10, 0
+  v_cvt_pk_%s_f32 v10, v1, v2
+  v_cvt_pk_f32_%s v[12:13], v10
+  v_mov_b32 v11, v13
+  v_mov_b32 v12, v12
+""" % (kind, kind)
+                    co = asm.assemble(arch, {"f8": (loads(arch, 2) + body, [10, 11, 12])})
+                    out = emutest.run_asm(arch, co, "f8", 3, inp=inputs(arch, vals[:wave], vals2[:wave]))
+                    b0 = np.array([encode_nearest(table, v) for v in vals[:wave]])
+                    b1 = np.array([encode_nearest(table, v) for v in vals2[:wave]])
+                    np.testing.assert_array_equal(out[0] & 0xFFFF, b0 | b1 << 8)
+                    np.testing.assert_array_equal(out[2].view(np.float32), table[b0].astype(np.float32))
+                    np.testing.assert_array_equal(out[1].view(np.float32), table[b1].astype(np.float32))
 
     def test_gfx942_forms(self):
         h = RNG.uniform(-4, 4, 128).astype(np.float16).view(np.uint32)

@@ -90,9 +90,8 @@ static void init_wave(Machine& m, const Launch& l, Wave& w, int idx, uint32_t nt
   std::memset(w.vpend, 0, sizeof w.vpend);
   std::memset(w.spend, 0, sizeof w.spend);
   w.npend = 0;
-  if (w.v.size() != size_t(NVREG) * LANES) w.v.assign(size_t(NVREG) * LANES, 0);
+  if (w.v.size() != size_t(NVREG + 32) * LANES) w.v.assign(size_t(NVREG + 32) * LANES, 0);
   std::fill(w.v.begin(), w.v.begin() + long(std::min<uint32_t>(l.nvgpr, NVREG)) * LANES, 0u);
-  if (l.nvgpr > AGPR_BASE) {}
   int s = 0;
   for (uint32_t u : l.user_sgprs) w.s[s++] = u;
   for (int d = 0; d < 3; ++d) if (l.wg_id_en[d]) w.s[s++] = m.wg_id[d];

@@ -114,8 +114,8 @@ struct Pending {
 struct Machine;
 
 struct Wave {
-  uint32_t s[NSREG];
-  std::vector<uint32_t> v;                    // NVREG * LANES
+  uint32_t s[NSREG + 32];                     // padded: a range past the end cannot corrupt memory
+  std::vector<uint32_t> v;                    // (NVREG + 32) * LANES, padded likewise
   bool scc = false;
   int pc = 0;                                 // instruction index
   enum State { RUN, BARRIER, DONE } state = RUN;
@@ -128,8 +128,8 @@ struct Wave {
   bool signalled = false;
   // hazard bookkeeping
   std::deque<Pending> pend;
-  uint16_t vpend[NVREG];
-  uint16_t spend[NSREG];
+  uint16_t vpend[NVREG + 32];
+  uint16_t spend[NSREG + 32];
   int npend = 0;                              // registers with an outstanding write
 
   uint32_t* vr(int r) { return &v[size_t(r) * LANES]; }

@@ -236,6 +236,23 @@ VI3(v_alignbyte_b32, uint32_t(((uint64_t(a) << 32) | b) >> (8 * (c & 3))))
 VI3(v_perm_b32, perm(a, b, c))
 VI3(v_sad_u32, (a > b ? a - b : b - a) + c)
 
+// v_bitop3: each result bit is bit (S0 << 2 | S1 << 1 | S2) of the 8-bit truth table in aux[0].
+static inline uint32_t bitop3(uint32_t a, uint32_t b, uint32_t c, uint32_t t) {
+  uint32_t r = 0;
+  for (int i = 0; i < 8; ++i) {
+    if (!((t >> i) & 1)) continue;
+    r |= ((i & 4) ? a : ~a) & ((i & 2) ? b : ~b) & ((i & 1) ? c : ~c);
+  }
+  return r;
+}
+VI3(v_bitop3_b32, bitop3(a, b, c, uint32_t(in.aux[0])))
+H(v_bitop3_b16) {
+  uint32_t A[LANES], B[LANES], C[LANES], R[LANES];
+  fetch16(m, w, in, 0, A, false); fetch16(m, w, in, 1, B, false); fetch16(m, w, in, 2, C, false);
+  LOOP R[l] = bitop3(A[l], B[l], C[l], uint32_t(in.aux[0])) & 0xffff;
+  write16(m, w, in, R);
+}
+
 H(v_mbcnt_lo_u32_b32) {
   ARR(A[LANES], B[LANES], R[LANES]);
   fetch32(m, w, in, 0, A); fetch32(m, w, in, 1, B);
@@ -396,7 +413,7 @@ void register_valu(Registry& r) {
   R(v_min3_i32) R(v_max3_i32) R(v_med3_i32) R(v_min3_u32) R(v_max3_u32) R(v_med3_u32) R(v_or3_b32)
   R(v_xor3_b32) R(v_and_or_b32) R(v_xad_u32) R(v_lshl_or_b32) R(v_lshl_add_u32) R(v_add_lshl_u32)
   R(v_add3_u32) R(v_bfe_u32) R(v_bfe_i32) R(v_bfi_b32) R(v_alignbit_b32) R(v_alignbyte_b32)
-  R(v_perm_b32) R(v_sad_u32) R(v_mbcnt_lo_u32_b32) R(v_mbcnt_hi_u32_b32)
+  R(v_perm_b32) R(v_sad_u32) R(v_bitop3_b32) R(v_bitop3_b16) R(v_mbcnt_lo_u32_b32) R(v_mbcnt_hi_u32_b32)
   R(v_add_co_u32) R(v_sub_co_u32) R(v_subrev_co_u32) R(v_add_co_ci_u32) R(v_sub_co_ci_u32)
   R(v_subrev_co_ci_u32) R(v_mad_u64_u32) R(v_mad_i64_i32)
   R(v_lshlrev_b64) R(v_lshrrev_b64) R(v_ashrrev_i64) R(v_add_nc_u64) R(v_sub_nc_u64) R(v_lshl_add_u64)

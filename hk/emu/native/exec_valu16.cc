@@ -173,7 +173,7 @@ static void cvt_pk_f8_f32(Machine& m, Wave& w, const Inst& in) {
   const uint32_t* D = w.vr(in.d[0].reg);
   bool hi = (in.opsel >> 3) & 1;
   F8Format f = fmt8(m, BF8);
-  bool sat = m.family == CDNA3 ? true : (in.flags & F_CLAMP);
+  bool sat = in.flags & F_CLAMP;
   LOOP {
     uint32_t p = f32_to_f8(bf(A[l]), f, sat) | (uint32_t(f32_to_f8(bf(B[l]), f, sat)) << 8);
     R[l] = hi ? ((D[l] & 0xffff) | (p << 16)) : ((D[l] & 0xffff0000u) | p);

@@ -129,12 +129,15 @@ void write32(Machine& m, Wave& w, const Inst& in, const uint32_t* r) {
     int sel = in.sdwa_dst_sel;
     int sh = sel <= 3 ? 8 * sel : 16 * (sel - 4);
     uint32_t fm = (sel <= 3 ? 0xffu : 0xffffu) << sh;
+    int width = sel <= 3 ? 8 : 16;
     for (int l = 0; l < w.wsize; ++l) {
       if (!((mask >> l) & 1)) continue;
       uint32_t v = (r[l] << sh) & fm;
-      if (in.sdwa_dst_unused == 2) v |= d[l] & ~fm;                          // preserve
-      else if (in.sdwa_dst_unused == 1 && (v >> (sh + (sel <= 3 ? 7 : 15))) & 1)   // sign-extend
-        v |= ~((fm << 1) | ((1u << sh) - 1)) & ~fm & ~((1u << sh) - 1);
+      if (in.sdwa_dst_unused == 2) {                       // UNUSED_PRESERVE
+        v |= d[l] & ~fm;
+      } else if (in.sdwa_dst_unused == 1 && ((r[l] >> (width - 1)) & 1)) {   // UNUSED_SEXT
+        if (sh + width < 32) v |= ~0u << (sh + width);
+      }
       d[l] = v;
     }
     return;
