@@ -33,7 +33,8 @@ NO_OPERANDS = {"s_delay_alu", "s_clause", "s_sendmsg", "s_sendmsghalt", "s_setpr
                "s_icache_inv", "s_wait_alu", "s_ttracedata", "s_setreg_b32", "s_setreg_imm32_b32",
                "s_denorm_mode", "s_round_mode", "s_wait_idle", "s_inst_prefetch", "s_set_inst_prefetch_distance",
                "s_singleuse_vdst", "s_wait_event", "s_sleep", "s_trap", "s_endpgm", "s_code_end", "s_barrier",
-               "s_barrier_signal", "s_barrier_wait", "s_version", "s_prefetch_inst"}
+               "s_barrier_signal", "s_barrier_wait", "s_version", "s_prefetch_inst",
+               "s_waitcnt_depctr"}
 BRANCHES = {"s_branch", "s_cbranch_scc0", "s_cbranch_scc1", "s_cbranch_vccz", "s_cbranch_vccnz",
             "s_cbranch_execz", "s_cbranch_execnz", "s_call_b64"}
 TWO_DSTS = {"v_add_co_u32", "v_sub_co_u32", "v_subrev_co_u32", "v_add_co_ci_u32", "v_sub_co_ci_u32",

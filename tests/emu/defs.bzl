@@ -7,7 +7,7 @@ _TOOLS = {
 }
 
 _KERNELS = ["//tests/emu/kernels:%s_%s" % (k, a)
-            for k in ["vector_add", "reduce", "gemm", "private_array"]
+            for k in ["vector_add", "reduce", "gemm", "private_array", "math_mix"]
             for a in ["gfx1100", "gfx1201", "gfx942", "gfx950"]]
 
 def emu_test(name, size = "small", **kwargs):

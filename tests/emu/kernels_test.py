@@ -68,6 +68,32 @@ class KernelsTest(emutest.EmuTest):
                     ref[t] = buf[idx[t] & 63]
                 np.testing.assert_array_equal(out, ref)
 
+    def test_math_library_and_conversions(self):
+        rng = np.random.default_rng(5)
+        n = 200
+        for arch in ARCHS:
+            for seed in (None, 7):
+                with self.subTest(arch=arch, seed=seed):
+                    x = rng.uniform(-3, 3, n).astype(np.float32)
+                    k = rng.integers(-1000, 1000, n).astype(np.int32)
+                    out = np.zeros(2 * n, np.float32)
+                    ob = np.zeros(n, np.uint16)
+                    od = np.zeros(n, np.float64)
+                    cnt = np.zeros(1, np.uint32)
+                    hk.emu.launch(emutest.code_object("math_mix", arch), "math_mix", grid=(4,), block=(64,),
+                                  args=[x, k, out, ob, od, cnt, n], random_order_seed=seed)
+                    xd, qd = x.astype(np.float64), k.astype(np.int64)
+                    ref = (np.exp(xd) + np.log(np.abs(xd) + 1) + np.sin(xd) * np.cos(xd) + xd / (qd + 0.5) +
+                           np.sqrt(np.abs(xd)) + np.tanh(xd))
+                    ref += np.trunc(qd / 7) + np.fmod(qd, 13) + (k.view(np.uint32).astype(np.uint64) // 3)
+                    ref += (x.astype(np.float16) * np.float16(1.5)).astype(np.float64)
+                    np.testing.assert_allclose(out[:n], ref, rtol=1e-6, atol=1e-6 * np.abs(ref).max())
+                    np.testing.assert_allclose(od, xd * 3 + np.sqrt(np.abs(xd)) + 1 / (qd + 1.5), rtol=1e-15)
+                    bf = (ob.astype(np.uint32) << 16).view(np.float32)
+                    np.testing.assert_allclose(bf, out[:n], rtol=2 ** -8)
+                    waves = (n + WAVE[arch] - 1) // WAVE[arch]
+                    self.assertEqual(cnt[0], waves)
+
     def test_random_legal_order_keeps_correct_kernels_correct(self):
         rng = np.random.default_rng(3)
         M, N, K = 32, 32, 64

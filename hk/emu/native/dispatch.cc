@@ -67,6 +67,7 @@ static void run_wave(Machine& m, Wave& w, uint64_t quantum) {
         h[cur->op](m, w, *cur);
       }
       if (rnd) random_step(m, w);
+      if (m.yield_now) { m.yield_now = false; ++m.executed; break; }
       if (++m.executed > m.opt.max_instructions)
         m.fail(w, *cur, "more than " + std::to_string(m.opt.max_instructions) +
                             " wave-instructions executed (an endless loop?)");

@@ -110,7 +110,7 @@ H(s_setreg_b32) { (void)m; (void)w; (void)in; }   // MODE changes are not modell
 H(s_memtime) { sset64(m, w, in, in.d[0], m.executed); }
 H(s_trap) { m.fail(w, in, "s_trap: the kernel trapped (an assert or __trap())"); }
 H(s_code_end) { m.fail(w, in, "execution ran past the end of the kernel (s_code_end)"); }
-H(s_sleep) { (void)m; (void)in; w.state = w.state; }
+H(s_sleep) { (void)w; (void)in; m.yield_now = true; }   // a spin-wait gives the other waves a turn
 
 void register_sopp(Registry& r) {
 #define R(name) r.add(#name, name);
@@ -129,7 +129,7 @@ void register_sopp(Registry& r) {
                         "buffer_gl1_inv", "buffer_wbinvl1", "buffer_wbinvl1_vol", "buffer_inv",
                         "buffer_wbl2", "global_inv", "global_wb", "global_wbinv", "s_version",
                         "s_inst_prefetch", "s_prefetch_inst", "s_set_inst_prefetch_distance",
-                        "s_singleuse_vdst", "s_wait_event", "s_sendmsg_rtn_b32", "s_sendmsghalt"})
+                        "s_singleuse_vdst", "s_wait_event", "s_waitcnt_depctr", "s_sendmsg_rtn_b32", "s_sendmsghalt"})
     r.add(n, s_nop);
 }
 

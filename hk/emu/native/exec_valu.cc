@@ -361,6 +361,15 @@ VD1(v_ceil_f64, std::ceil(a))
 VD1(v_floor_f64, std::floor(a))
 VD1(v_rndne_f64, std::nearbyint(a))
 VD1(v_fract_f64, std::isinf(a) ? NAN : std::fmin(a - std::floor(a), 0x1.fffffffffffffp-1))
+H(v_fmac_f64) {
+  uint64_t A[LANES], B[LANES], C[LANES], R[LANES];
+  f64src(m, w, in, 0, A); f64src(m, w, in, 1, B);
+  const uint32_t* lo = w.vr(in.d[0].reg);
+  const uint32_t* hi = w.vr(in.d[0].reg + 1);
+  LOOP C[l] = lo[l] | (uint64_t(hi[l]) << 32);
+  LOOP R[l] = db(fpost64(in, std::fma(bd(A[l]), bd(B[l]), bd(C[l]))));
+  write64(m, w, in, R);
+}
 H(v_ldexp_f64) {
   uint64_t A[LANES], R[LANES]; ARR(B[LANES]);
   f64src(m, w, in, 0, A); fetch32(m, w, in, 1, B);
@@ -417,7 +426,7 @@ void register_valu(Registry& r) {
   R(v_add_co_u32) R(v_sub_co_u32) R(v_subrev_co_u32) R(v_add_co_ci_u32) R(v_sub_co_ci_u32)
   R(v_subrev_co_ci_u32) R(v_mad_u64_u32) R(v_mad_i64_i32)
   R(v_lshlrev_b64) R(v_lshrrev_b64) R(v_ashrrev_i64) R(v_add_nc_u64) R(v_sub_nc_u64) R(v_lshl_add_u64)
-  R(v_mov_b64) R(v_add_f64) R(v_mul_f64) R(v_min_f64) R(v_max_f64) R(v_fma_f64) R(v_rcp_f64)
+  R(v_mov_b64) R(v_add_f64) R(v_mul_f64) R(v_min_f64) R(v_max_f64) R(v_fma_f64) R(v_fmac_f64) R(v_rcp_f64)
   R(v_rsq_f64) R(v_sqrt_f64) R(v_trunc_f64) R(v_ceil_f64) R(v_floor_f64) R(v_rndne_f64) R(v_fract_f64)
   R(v_ldexp_f64) R(v_cvt_f64_f32) R(v_cvt_f64_i32) R(v_cvt_f64_u32) R(v_cvt_f32_f64) R(v_cvt_i32_f64)
   R(v_cvt_u32_f64) R(v_frexp_exp_i32_f64) R(v_frexp_mant_f64)
