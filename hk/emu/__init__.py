@@ -32,6 +32,17 @@ another; the waves of a workgroup interleave and meet at barriers. The hidden ar
 object v5/v6 (block counts, group sizes, remainders, grid dims, ...) are filled in, and waves
 start with the SGPRs, EXEC and work-item ids the hardware gives them.
 
+What is modelled: SALU, SMEM, VALU (VOP1/2/3/3P, VOPD, DPP, SDWA, true16 and packed 16-bit,
+f16/bf16/fp8 conversions, transcendentals within the hardware's error), global/flat/scratch/
+buffer memory up to 128 bits, LDS incl. b128 and the cross-lane ops, WMMA (gfx11, gfx12) and
+single-block MFMA (gfx942, gfx950) with AGPRs, barriers, the wait counters of each family.
+
+What is not: the MODE register (f32 denormals are always kept, rounding is always to nearest
+even), synchronisation between workgroups (they run one after another), hostcall/printf,
+image and sample instructions, multi-block and scaled MFMA and the cbsz/abid/blgp broadcasts,
+dynamic VGPR indexing (v_movrel*, s_set_gpr_idx), gfx950 transposing LDS loads. Any instruction
+the core lacks raises EmuError when (and only when) it is executed.
+
 Errors: CodeObjectError (not a loadable code object, unknown kernel), EmuError (an instruction
 the emulator lacks, a bad launch), MemoryFault, HazardError; all are hk.errors.HKError.
 """

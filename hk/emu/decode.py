@@ -311,8 +311,6 @@ def decode_one(pc, size, mnemonic, rest, family, is_gfx9):
         d.dst = [d.src[0]]                                   # the data register gets the old value
     if name.startswith("ds_cmpst") and raw.startswith("ds_cmpst_") and len(d.src) == 3:
         d.src[1], d.src[2] = d.src[2], d.src[1]              # gfx9 order: address, compare, new
-    if name.startswith("v_cmpx_") and is_gfx9 and not d.dst:
-        pass
     if len(d.dst) > 2 or len(d.src) > 4:
         raise OperandError("too many operands")
     d.f["op"] = OPS.get(name, UNKNOWN)

@@ -126,9 +126,7 @@ def run(code_object, kernel_name, grid, block, args, *, arch=None, hazards=True,
                 addr = mem.alloc(max(nbytes, 1))
                 if nbytes:
                     mem.write(addr, arr.reshape(-1).view(np.uint8))
-                if k.metadata and not arr.flags["WRITEABLE"]:
-                    pass
-                else:
+                if arr.flags["WRITEABLE"]:
                     copy_back.append((addr, arr))
             kernarg[arg.offset:arg.offset + arg.size] = addr.to_bytes(8, "little")[:arg.size]
         else:

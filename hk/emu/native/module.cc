@@ -112,7 +112,6 @@ static uint64_t run(Program& prog, Memory& mem, int family, const std::string& k
   l.private_bytes = launch["private_bytes"].cast<uint32_t>();
   l.nvgpr = launch["nvgpr"].cast<uint32_t>();
   if (l.wsize != 32 && l.wsize != 64) throw Fault("the wave size must be 32 or 64");
-  if (prog.index_of(0) == -2) {}
   if (l.entry >= prog.insts.size()) throw Fault("the kernel entry is not an instruction");
   Machine m;
   m.family = Family(family);
