@@ -28,7 +28,10 @@ def load(code_object):
         info = codeobject.ARCHS[co.arch]
         lines = disasm.disassemble(data, co.arch)
         family = _native.FAMILIES[info["family"]]
-        program, index_of_pc = decode.decode(lines, family, info["family"].startswith("cdna"), co.text)
+        try:
+            program, index_of_pc = decode.decode(lines, family, info["family"].startswith("cdna"), co.text)
+        except ValueError as e:
+            raise CodeObjectError("cannot decode the code object: %s" % e) from None
         _CACHE[key] = (co, program, index_of_pc)
     return _CACHE[key]
 

@@ -68,6 +68,31 @@ class LoaderTest(emutest.EmuTest):
         with self.assertRaisesRegex(hk.emu.EmuError, "endless loop"):
             emutest.run_asm("gfx1100", co, "forever", 1, max_instructions=10000)
 
+    def test_corrupted_code_never_crashes(self):
+        # random byte flips in .text: every outcome is a result or an HKError, never a crash
+        import io
+        import random
+
+        from elftools.elf.elffile import ELFFile
+
+        from hk.errors import HKError
+        path = emutest.code_object("gemm", "gfx1100")
+        with open(path, "rb") as f:
+            data = f.read()
+        text = ELFFile(io.BytesIO(data)).get_section_by_name(".text")
+        off, size = text["sh_offset"], text["sh_size"]
+        rng = random.Random(5)
+        x = np.ones(1024, np.float16)
+        for _ in range(40):
+            b = bytearray(data)
+            for _ in range(rng.randint(1, 4)):
+                b[off + rng.randrange(min(size, 800))] = rng.randrange(256)
+            try:
+                hk.emu.launch(bytes(b), "gemm_f16", (1,), (128,), [x, x.copy(), np.zeros(1024, np.float32), 32, 32, 32],
+                              max_instructions=20000)
+            except HKError:
+                pass
+
     def test_dynamic_lds(self):
         body = """
   v_mov_b32 v10, v0
