@@ -37,8 +37,11 @@ f16/bf16/fp8 conversions, transcendentals within the hardware's error), global/f
 buffer memory up to 128 bits, LDS incl. b128 and the cross-lane ops, WMMA (gfx11, gfx12) and
 single-block MFMA (gfx942, gfx950) with AGPRs, barriers, the wait counters of each family.
 
-What is not: the MODE register (f32 denormals are always kept, rounding is always to nearest
-even), synchronisation between workgroups (they run one after another), hostcall/printf,
+The f32 denormal mode of the kernel descriptor (flush inputs and/or outputs) is honoured by the
+f32 arithmetic.
+
+What is not: the rest of the MODE register (f16/f64 denormals are always kept, rounding is
+always to nearest even, s_setreg/s_denorm_mode changes are ignored), synchronisation between workgroups (they run one after another), hostcall/printf,
 image and sample instructions, multi-block and scaled MFMA and the cbsz/abid/blgp broadcasts,
 dynamic VGPR indexing (v_movrel*, s_set_gpr_idx), gfx950 transposing LDS loads. Any instruction
 the core lacks raises EmuError when (and only when) it is executed.

@@ -185,6 +185,7 @@ def run(code_object, kernel_name, grid, block, args, *, arch=None, hazards=True,
         "lds_bytes": kd.group_segment_fixed_size + shared_mem,
         "private_bytes": kd.private_segment_fixed_size + (16384 if k.metadata.get(".uses_dynamic_stack") else 0),
         "nvgpr": min(512, nvgpr + 8),
+        "float_denorm_mode_32": kd.float_denorm_mode_32,
     }
     try:
         executed = _native.run(program, mem, _native.FAMILIES[info["family"]], kernel_name, launch,

@@ -63,10 +63,13 @@ def kernel_source(arch, name, body, results, lds=0, scratch=0, block=256, frame=
           "  .amdhsa_next_free_vgpr 128", "  .amdhsa_next_free_sgpr 96",
           "  .amdhsa_group_segment_fixed_size %d" % lds,
           "  .amdhsa_private_segment_fixed_size %d" % scratch,
-          "  .amdhsa_system_sgpr_workgroup_id_x 1"]
+          "  .amdhsa_system_sgpr_workgroup_id_x 1",
+          "  .amdhsa_float_denorm_mode_32 3"]            # keep f32 denormals, as HIP does
     if scratch:
         kd.append("  .amdhsa_enable_private_segment 1")
-    kd += ["  " + d for d in directives]
+    for d in directives:                  # a directive given here replaces the frame's default
+        key = d.split()[0]
+        kd = [k for k in kd if k.split()[0] != key] + ["  " + d]
     if fam in ("gfx11", "gfx12"):
         kd.append("  .amdhsa_wavefront_size32 1")
     if fam == "gfx9":

@@ -337,6 +337,24 @@ class ValuTest(emutest.EmuTest):
             f(a.astype(np.float32).astype(np.float64))
         self.check("gfx1100", "f64", body, 4, (lo1, hi1, lo2, hi2), [np.asarray(e, np.uint64) for e in exp])
 
+    def test_f32_denormal_mode_of_the_descriptor(self):
+        tiny = np.full(32, np.float32(1e-39))                   # a denormal
+        body = loads("gfx1100", 2) + "  v_add_f32 v10, v1, v2\n  v_mul_f32 v11, v1, 1.0\n  v_mul_f32 v12, v2, 0.5\n"
+        co = asm.assemble("gfx1100", {
+            "keep": (body, [10, 11, 12], {"directives": [".amdhsa_float_denorm_mode_32 3"]}),
+            "flush": (body, [10, 11, 12], {"directives": [".amdhsa_float_denorm_mode_32 0"]}),
+        })
+        big = np.full(32, np.float32(2e-38))                    # normal; half of it is denormal
+        inp = inputs("gfx1100", tiny, big)
+        keep = emutest.run_asm("gfx1100", co, "keep", 3, inp=inp).view(np.float32)
+        flush = emutest.run_asm("gfx1100", co, "flush", 3, inp=inp).view(np.float32)
+        np.testing.assert_array_equal(keep[0], tiny + big)
+        np.testing.assert_array_equal(keep[1], tiny)
+        np.testing.assert_array_equal(keep[2], big * np.float32(0.5))
+        np.testing.assert_array_equal(flush[0], big)            # the denormal input is read as 0
+        np.testing.assert_array_equal(flush[1], 0)
+        np.testing.assert_array_equal(flush[2], 0)              # the denormal result is flushed
+
     def test_fp8_conversions(self):
         vals = f32([1.0, -2.0, 0.5, 0.3, 3.14159, -0.0078125, 12.0, 0.0] * 8)
         vals2 = f32([-1.5, 100.0, 0.001953125, -7.0, 0.1, 2.5, -0.75, 224.0] * 8)

@@ -173,7 +173,8 @@ struct Machine {
   uint64_t seq = 0, executed = 0;
   uint32_t barrier_gen = 0, barrier_arrived = 0, live = 0;
   uint32_t wg_id[3] = {0, 0, 0};
-  bool yield_now = false;                     // s_sleep: let the other waves run
+  bool yield_now = false;
+  bool ftz32_in = false, ftz32_out = false;   // f32 denormal mode of the kernel descriptor                     // s_sleep: let the other waves run
   std::mt19937_64 rng;
   bool deferred() const { return opt.randomize; }
 

@@ -10,7 +10,8 @@ namespace emu {
 
 H(v_cndmask_b32) {
   uint32_t A[LANES], B[LANES], R[LANES];
-  f32src(m, w, in, 0, A); f32src(m, w, in, 1, B);   // VOP3 neg/abs apply as to floats
+  fetch32(m, w, in, 0, A); fetch32(m, w, in, 1, B);  // a bit move: VOP3 neg/abs apply, no flushing
+  fmods32(in, 0, A, w.wsize); fmods32(in, 1, B, w.wsize);
   uint64_t c = mget(m, w, in, in.s[2]);
   LOOP R[l] = ((c >> l) & 1) ? B[l] : A[l];
   write32(m, w, in, R);
@@ -142,7 +143,7 @@ H(v_div_fmas_f32) {
   LOOP {
     float r = std::fma(bf(A[l]), bf(B[l]), bf(C[l]));
     if ((vcc >> l) & 1) r = float(std::ldexp(double(std::fma(double(bf(A[l])), double(bf(B[l])), double(bf(C[l])))), 32));
-    R[l] = fb(fpost(in, r));
+    R[l] = fo(m, fpost(in, r));
   }
   write32(m, w, in, R);
 }
@@ -175,7 +176,7 @@ H(v_div_fixup_f32) {
   f32src(m, w, in, 0, A); f32src(m, w, in, 1, B); f32src(m, w, in, 2, C);
   LOOP {
     float s0 = bf(A[l]), s1 = bf(B[l]), s2 = bf(C[l]);
-    R[l] = fb(fpost(in, fixup<float>(s0, s1, s2, fexp(s1), fexp(s2), 255, -150, std::numeric_limits<float>::max())));
+    R[l] = fo(m, fpost(in, fixup<float>(s0, s1, s2, fexp(s1), fexp(s2), 255, -150, std::numeric_limits<float>::max())));
   }
   write32(m, w, in, R);
 }

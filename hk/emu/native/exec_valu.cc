@@ -11,13 +11,13 @@ namespace emu {
 #define ARR(...) uint32_t __VA_ARGS__
 // Float ops: a, b, c are floats with input modifiers applied; EXPR is the float result.
 #define VF1(NAME, EXPR) H(NAME) { ARR(A[LANES], R[LANES]); f32src(m, w, in, 0, A); \
-  LOOP { float a = bf(A[l]); (void)a; R[l] = fb(fpost(in, (EXPR))); } write32(m, w, in, R); }
+  LOOP { float a = bf(A[l]); (void)a; R[l] = fo(m, fpost(in, (EXPR))); } write32(m, w, in, R); }
 #define VF2(NAME, EXPR) H(NAME) { ARR(A[LANES], B[LANES], R[LANES]); f32src(m, w, in, 0, A); \
-  f32src(m, w, in, 1, B); LOOP { float a = bf(A[l]), b = bf(B[l]); (void)a; (void)b; R[l] = fb(fpost(in, (EXPR))); } \
+  f32src(m, w, in, 1, B); LOOP { float a = bf(A[l]), b = bf(B[l]); (void)a; (void)b; R[l] = fo(m, fpost(in, (EXPR))); } \
   write32(m, w, in, R); }
 #define VF3(NAME, EXPR) H(NAME) { ARR(A[LANES], B[LANES], C[LANES], R[LANES]); f32src(m, w, in, 0, A); \
   f32src(m, w, in, 1, B); f32src(m, w, in, 2, C); \
-  LOOP { float a = bf(A[l]), b = bf(B[l]), c = bf(C[l]); R[l] = fb(fpost(in, (EXPR))); } write32(m, w, in, R); }
+  LOOP { float a = bf(A[l]), b = bf(B[l]), c = bf(C[l]); R[l] = fo(m, fpost(in, (EXPR))); } write32(m, w, in, R); }
 // Integer ops on raw 32-bit lanes.
 #define VI1(NAME, EXPR) H(NAME) { ARR(A[LANES], R[LANES]); fetch32(m, w, in, 0, A); \
   LOOP { uint32_t a = A[l]; R[l] = uint32_t(EXPR); } write32(m, w, in, R); }
@@ -126,7 +126,6 @@ VF2(v_min_f32, fmin_ieee(a, b))
 VF2(v_max_f32, fmax_ieee(a, b))
 VF2(v_minimum_f32, fminimum(a, b))
 VF2(v_maximum_f32, fmaximum(a, b))
-VF2(v_ldexp_f32, ldexp32(a, I(B[l])))
 VF3(v_fma_f32, std::fma(a, b, c))
 VF3(v_mad_f32, a * b + c)
 VF3(v_fma_legacy_f32, (a == 0.0f || b == 0.0f) ? c : std::fma(a, b, c))
@@ -165,19 +164,27 @@ VFI(v_cvt_rpi_i32_f32, cvt_i32(std::floor(a + 0.5f)))
 VFI(v_cvt_flr_i32_f32, cvt_i32(std::floor(a)))
 VFI(v_frexp_exp_i32_f32, frexp_exp(a))
 
+// ldexp: the exponent is an integer operand, never flushed as a float would be.
+H(v_ldexp_f32) {
+  ARR(A[LANES], B[LANES], R[LANES]);
+  f32src(m, w, in, 0, A); fetch32(m, w, in, 1, B);
+  LOOP R[l] = fo(m, fpost(in, ldexp32(bf(A[l]), I(B[l]))));
+  write32(m, w, in, R);
+}
+
 // fmac / mac: the destination is the addend. fmamk/fmaak: the printed operand order is s0*s1+s2.
 H(v_fmac_f32) {
   ARR(A[LANES], B[LANES], C[LANES], R[LANES]);
   f32src(m, w, in, 0, A); f32src(m, w, in, 1, B);
   std::memcpy(C, w.vr(in.d[0].reg), sizeof(C));
-  LOOP R[l] = fb(fpost(in, std::fma(bf(A[l]), bf(B[l]), bf(C[l]))));
+  LOOP R[l] = fo(m, fpost(in, std::fma(bf(A[l]), bf(B[l]), bf(C[l]))));
   write32(m, w, in, R);
 }
 H(v_mac_f32) {
   ARR(A[LANES], B[LANES], C[LANES], R[LANES]);
   f32src(m, w, in, 0, A); f32src(m, w, in, 1, B);
   std::memcpy(C, w.vr(in.d[0].reg), sizeof(C));
-  LOOP R[l] = fb(fpost(in, bf(A[l]) * bf(B[l]) + bf(C[l])));
+  LOOP R[l] = fo(m, fpost(in, bf(A[l]) * bf(B[l]) + bf(C[l])));
   write32(m, w, in, R);
 }
 
@@ -384,7 +391,7 @@ H(v_cvt_f64_f32) {
 }
 H(v_cvt_f64_i32) { ARR(A[LANES]); uint64_t R[LANES]; fetch32(m, w, in, 0, A); LOOP R[l] = db(double(I(A[l]))); write64(m, w, in, R); }
 H(v_cvt_f64_u32) { ARR(A[LANES]); uint64_t R[LANES]; fetch32(m, w, in, 0, A); LOOP R[l] = db(double(A[l])); write64(m, w, in, R); }
-H(v_cvt_f32_f64) { uint64_t A[LANES]; ARR(R[LANES]); f64src(m, w, in, 0, A); LOOP R[l] = fb(fpost(in, float(bd(A[l])))); write32(m, w, in, R); }
+H(v_cvt_f32_f64) { uint64_t A[LANES]; ARR(R[LANES]); f64src(m, w, in, 0, A); LOOP R[l] = fo(m, fpost(in, float(bd(A[l])))); write32(m, w, in, R); }
 static inline int32_t cvt_i32d(double f) {
   if (std::isnan(f)) return 0;
   if (f >= 2147483647.0) return 2147483647;

@@ -88,10 +88,10 @@ static inline int32_t sat_u16(float f) { return std::isnan(f) ? 0 : int32_t(std:
 H(v_cvt_i16_f16) { uint32_t A[LANES], R[LANES]; fetch16(m, w, in, 0, A, true); LOOP R[l] = uint32_t(sat_i16(H2F(A[l]))); write16(m, w, in, R); }
 H(v_cvt_u16_f16) { uint32_t A[LANES], R[LANES]; fetch16(m, w, in, 0, A, true); LOOP R[l] = uint32_t(sat_u16(H2F(A[l]))); write16(m, w, in, R); }
 H(v_cvt_f16_f32) { uint32_t A[LANES], R[LANES]; f32src(m, w, in, 0, A); LOOP R[l] = f2h(fpost(in, bf(A[l]))); write16(m, w, in, R); }
-H(v_cvt_f32_f16) { uint32_t A[LANES], R[LANES]; fetch16(m, w, in, 0, A, true); LOOP R[l] = fb(fpost(in, H2F(A[l]))); write32(m, w, in, R); }
+H(v_cvt_f32_f16) { uint32_t A[LANES], R[LANES]; fetch16(m, w, in, 0, A, true); LOOP R[l] = fo(m, fpost(in, H2F(A[l]))); write32(m, w, in, R); }
 H(v_cvt_f32_bf16) {
   uint32_t A[LANES], R[LANES]; fetch16(m, w, in, 0, A, true);
-  LOOP R[l] = fb(fpost(in, bf2f(uint16_t(A[l]))));
+  LOOP R[l] = fo(m, fpost(in, bf2f(uint16_t(A[l]))));
   write32(m, w, in, R);
 }
 // Round toward zero: convert, and step back toward zero when rounding went away from it.
@@ -237,7 +237,7 @@ PKI(v_pk_mad_u16, 3, a * b + c)
       const Opnd& o = in.s[i]; uint32_t x = (o.kind == K_INL || o.kind == K_LIT) ? o.imm32 : uint32_t(S[i][l] >> (sel ? 32 : 0)); \
       if (((h ? in.neg_hi : in.neg_lo) >> i) & 1) x ^= 0x80000000u; v[i] = bf(x); } \
     float a = v[0], b = NS > 1 ? v[1] : 0.0f, c = NS > 2 ? v[2] : 0.0f; (void)b; (void)c; \
-    r |= uint64_t(fb(fpost(in, (EXPR)))) << (32 * h); } R[l] = r; } write64(m, w, in, R); }
+    r |= uint64_t(fo(m, fpost(in, (EXPR)))) << (32 * h); } R[l] = r; } write64(m, w, in, R); }
 PKF32(v_pk_add_f32, 2, a + b)
 PKF32(v_pk_mul_f32, 2, a * b)
 PKF32(v_pk_fma_f32, 3, std::fma(a, b, c))
@@ -275,7 +275,7 @@ static void fma_mix(Machine& m, Wave& w, const Inst& in) {
   const uint32_t* D = w.vr(in.d[0].reg);
   LOOP {
     float r = fpost(in, float(std::fma(double(A[l]), double(B[l]), double(C[l]))));
-    if (OUT == 0) R[l] = fb(fpost(in, std::fma(A[l], B[l], C[l])));
+    if (OUT == 0) R[l] = fo(m, fpost(in, std::fma(A[l], B[l], C[l])));
     else if (OUT == 1) R[l] = (D[l] & 0xffff0000u) | f2h(r);
     else R[l] = (D[l] & 0xffff) | (uint32_t(f2h(r)) << 16);
   }
@@ -297,7 +297,7 @@ static void dot2_f32(Machine& m, Wave& w, const Inst& in, bool acc_dst) {
     double s = bf(C[l]);
     for (int h = 0; h < 2; ++h)
       s += double(cv(pkh(in, 0, S[0][l], h, true))) * double(cv(pkh(in, 1, S[1][l], h, true)));
-    R[l] = fb(fpost(in, float(s)));
+    R[l] = fo(m, fpost(in, float(s)));
   }
   write32(m, w, in, R);
 }

@@ -123,6 +123,9 @@ static uint64_t run(Program& prog, Memory& mem, int family, const std::string& k
   m.opt.randomize = randomize;
   m.opt.seed = seed;
   m.opt.max_instructions = max_instructions;
+  int denorm = launch["float_denorm_mode_32"].cast<int>();      // 0 flush both, 1 flush out, 2 flush in
+  m.ftz32_in = denorm == 0 || denorm == 2;
+  m.ftz32_out = denorm == 0 || denorm == 1;
   py::gil_scoped_release nogil;
   return run_dispatch(m, l);
 }

@@ -76,6 +76,15 @@ inline void fmods32(const Inst& in, int i, uint32_t* x, int n) {
 inline void f32src(Machine& m, Wave& w, const Inst& in, int i, uint32_t* x) {
   fetch32(m, w, in, i, x);
   fmods32(in, i, x, w.wsize);
+  if (m.ftz32_in)                               // the descriptor's f32 denormal mode flushes inputs
+    for (int l = 0; l < w.wsize; ++l)
+      if (!(x[l] & 0x7f800000u)) x[l] &= 0x80000000u;
+}
+// An f32 result, flushed to zero when the f32 denormal mode flushes outputs.
+inline uint32_t fo(const Machine& m, float v) {
+  uint32_t u = fb(v);
+  if (m.ftz32_out && !(u & 0x7f800000u)) u &= 0x80000000u;
+  return u;
 }
 // 16-bit source: the high half when the operand is `vN.h` or op_sel selects it.
 inline void fetch16(Machine& m, Wave& w, const Inst& in, int i, uint32_t* x, bool fmods) {
