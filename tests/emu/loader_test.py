@@ -68,6 +68,35 @@ class LoaderTest(emutest.EmuTest):
         with self.assertRaisesRegex(hk.emu.EmuError, "endless loop"):
             emutest.run_asm("gfx1100", co, "forever", 1, max_instructions=10000)
 
+    def test_dispatch_packet_and_queue_pointers(self):
+        # user SGPRs in setup order: dispatch ptr s[0:1], queue ptr s[2:3], kernarg ptr s[4:5]
+        directives = [".amdhsa_user_sgpr_dispatch_ptr 1", ".amdhsa_user_sgpr_queue_ptr 1"]
+        pre = "  s_mov_b64 s[40:41], s[0:1]\n  s_mov_b64 s[42:43], s[2:3]\n  s_mov_b64 s[0:1], s[4:5]\n"
+        body = """
+  s_load_b32 s10, s[40:41], 0x4
+  s_load_b32 s11, s[40:41], 0xc
+  s_load_b32 s12, s[40:41], 0x10
+  s_waitcnt lgkmcnt(0)
+  v_mov_b32 v10, s10
+  v_mov_b32 v11, s11
+  v_mov_b32 v12, s12
+  v_mov_b32 v13, s43
+"""
+        co = asm.assemble("gfx1100", {"disp": (body, [10, 11, 12, 13], {"directives": directives, "pre": pre})})
+        out = emutest.run_asm("gfx1100", co, "disp", 4)
+        np.testing.assert_array_equal(out[0], 32 | 1 << 16)           # workgroup_size_x, _y
+        np.testing.assert_array_equal(out[1], 32)                     # grid_size_x in work-items
+        np.testing.assert_array_equal(out[2], 1)                      # grid_size_y
+        self.assertTrue((out[3] != 0).all())                          # a queue in device memory
+
+    def test_kernarg_preload_gfx942(self):
+        directives = [".amdhsa_user_sgpr_kernarg_preload_length 2"]
+        pre = "  s_mov_b64 s[40:41], s[2:3]\n"                        # the first kernarg, preloaded
+        body = "  s_xor_b32 s10, s40, s4\n  s_xor_b32 s11, s41, s5\n  v_mov_b32 v10, s10\n  v_mov_b32 v11, s11\n"
+        co = asm.assemble("gfx942", {"pre": (body, [10, 11], {"directives": directives, "pre": pre})})
+        out = emutest.run_asm("gfx942", co, "pre", 2)
+        np.testing.assert_array_equal(out, 0)                         # same pointer as loaded from memory
+
     def test_corrupted_code_never_crashes(self):
         # random byte flips in .text: every outcome is a result or an HKError, never a crash
         import io
