@@ -1,7 +1,7 @@
 """Prints the emulator's speed in wave-instructions per second on vector add and on the GEMM
 tile kernel (gfx1100 code objects), with and without the hazard model. Not a test.
 
-    ./bazelw run -c opt //hk/emu:bench
+    ./bazelw run //hk/emu:bench
 """
 
 import os

@@ -95,8 +95,12 @@ def run(code_object, kernel_name, grid, block, args, *, arch=None, hazards=True,
     k = co.kernel(kernel_name)
     kd = k.descriptor
     info = codeobject.ARCHS[co.arch]
-    grid = tuple(grid) + (1,) * (3 - len(tuple(grid)))
-    block = tuple(block) + (1,) * (3 - len(tuple(block)))
+    grid = (grid,) if isinstance(grid, int) else tuple(grid)
+    block = (block,) if isinstance(block, int) else tuple(block)
+    if not 1 <= len(grid) <= 3 or not 1 <= len(block) <= 3:
+        raise EmuError("grid and block have one to three dimensions")
+    grid = tuple(int(g) for g in grid) + (1,) * (3 - len(grid))
+    block = tuple(int(b) for b in block) + (1,) * (3 - len(block))
     if any(int(g) < 1 for g in grid) or any(int(b) < 1 for b in block):
         raise EmuError("grid and block dimensions must be at least 1")
     nthreads = block[0] * block[1] * block[2]

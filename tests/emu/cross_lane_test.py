@@ -53,6 +53,9 @@ GFX11_BODY = """
   v_mbcnt_lo_u32_b32 v28, -1, 0
   v_mov_b32 v29, 0xdead
   v_mov_b32_dpp v29, v0 row_shr:1 row_mask:0x1 bank_mask:0x5 bound_ctrl:1
+  v_lshlrev_b32 v31, 2, v0
+  v_xor_b32 v31, 12, v31
+  ds_permute_b32 v30, v31, v0
   s_waitcnt lgkmcnt(0)
 """
 
@@ -84,6 +87,7 @@ def gfx11_expected():
         l,
         # row_mask 0x1 keeps row 0 only; bank_mask 0x5 keeps banks 0 and 2 (lanes 0-3, 8-11)
         np.where((l < 16) & (((r >> 2) == 0) | ((r >> 2) == 2)), np.where(r >= 1, l - 1, 0), OLD),
+        l ^ 3,                                   # ds_permute: lane l sends to lane l ^ 3
     ]
 
 

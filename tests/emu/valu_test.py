@@ -337,6 +337,69 @@ class ValuTest(emutest.EmuTest):
             f(a.astype(np.float32).astype(np.float64))
         self.check("gfx1100", "f64", body, 4, (lo1, hi1, lo2, hi2), [np.asarray(e, np.uint64) for e in exp])
 
+    def test_mixed_precision_and_dot_products(self):
+        h = RNG.uniform(-2, 2, 64).astype(np.float16)
+        w1 = h.view(np.uint32)                                   # two halves per lane
+        fl = f32(RNG.uniform(-2, 2, 32))
+        i8a = RNG.integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+        i8b = RNG.integers(0, 2**32, 32, dtype=np.uint64).astype(np.uint32)
+        body = """
+  v_fma_mix_f32 v10, v1, v2, v2 op_sel:[1,0,0] op_sel_hi:[1,0,0]
+  v_mov_b32 v11, 0x12345678
+  v_fma_mixlo_f16 v11, v1, v1, v2 op_sel_hi:[1,1,0]
+  v_dot2_f32_f16 v12, v1, v1, v2
+  v_dot4_i32_iu8 v13, v3, v4, 5 neg_lo:[1,0,0]
+"""
+        lo, hi = h[0::2].astype(np.float64), h[1::2].astype(np.float64)
+        f = fl.astype(np.float64)
+        mix = (hi * f + f).astype(np.float32)
+        mixlo = (lo * lo + f).astype(np.float16).view(np.uint16).astype(np.uint32) | 0x12340000
+        dot2 = (lo * lo + hi * hi + f).astype(np.float32)
+        a8 = i8a.view(np.uint8).reshape(32, 4).astype(np.int8).astype(np.int64)      # signed (neg_lo[0])
+        b8 = i8b.view(np.uint8).reshape(32, 4).astype(np.int64)                       # unsigned
+        dot4 = ((a8 * b8).sum(axis=1) + 5).astype(np.int64).astype(np.uint32)
+        co = asm.assemble("gfx1100", {"mix": (loads("gfx1100", 4) + body, [10, 11, 12, 13])})
+        out = emutest.run_asm("gfx1100", co, "mix", 4, inp=inputs("gfx1100", w1, fl, i8a, i8b))
+        np.testing.assert_array_equal(out[0].view(np.float32), mix)
+        np.testing.assert_array_equal(out[1], mixlo)
+        np.testing.assert_allclose(out[2].view(np.float32), dot2, rtol=1e-6)
+        np.testing.assert_array_equal(out[3], dot4)
+
+    def test_gfx950_conversions_and_swaps(self):
+        a = f32(RNG.uniform(-100, 100, 64))
+        b = f32(RNG.uniform(-100, 100, 64))
+        body = """
+  v_cvt_pk_bf16_f32 v10, v1, v2
+  v_mov_b32 v11, v0
+  v_mov_b32 v12, v0
+  v_add_u32 v12, 100, v12
+  v_permlane32_swap_b32 v11, v12
+  v_mov_b32 v13, v0
+  v_mov_b32 v14, v0
+  v_add_u32 v14, 100, v14
+  v_permlane16_swap_b32 v13, v14
+  v_mov_b32 v16, v1
+  v_mov_b32 v17, v2
+  v_pk_mov_b32 v[18:19], v[16:17], v[16:17] op_sel:[1,0]
+  v_mov_b32 v15, v18
+"""
+        def bf16(x):
+            u = x.view(np.uint32).astype(np.uint64)
+            return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16) & 0xFFFF
+        co = asm.assemble("gfx950", {"g950": (loads("gfx950", 2) + body, [10, 11, 12, 13, 14, 15, 19])})
+        out = emutest.run_asm("gfx950", co, "g950", 7, inp=inputs("gfx950", a, b))
+        l = np.arange(64)
+        np.testing.assert_array_equal(out[0], (bf16(a) | bf16(b) << 16).astype(np.uint32))
+        # 32: vdst's upper half <-> vsrc's lower half
+        np.testing.assert_array_equal(out[1], np.where(l >= 32, l - 32 + 100, l))
+        np.testing.assert_array_equal(out[2], np.where(l < 32, l + 32, l + 100))
+        # 16: vdst's odd rows <-> vsrc's even rows
+        odd = (l >> 4) & 1 == 1
+        np.testing.assert_array_equal(out[3], np.where(odd, l - 16 + 100, l))
+        np.testing.assert_array_equal(out[4], np.where(~odd, l + 16, l + 100))
+        np.testing.assert_array_equal(out[5], b.view(np.uint32))      # op_sel[0]: the high dword of src0
+        np.testing.assert_array_equal(out[6], a.view(np.uint32))      # op_sel[1] = 0: the low dword of src1
+
     def test_f32_denormal_mode_of_the_descriptor(self):
         tiny = np.full(32, np.float32(1e-39))                   # a denormal
         body = loads("gfx1100", 2) + "  v_add_f32 v10, v1, v2\n  v_mul_f32 v11, v1, 1.0\n  v_mul_f32 v12, v2, 0.5\n"
