@@ -4,7 +4,7 @@
 // | z << 20) or in v0, v1, v2.
 #include <algorithm>
 
-#include "valu.h"
+#include "operands.h"
 
 namespace emu {
 

@@ -2,7 +2,7 @@
 // v_swap) and the division helpers (v_div_scale, v_div_fmas, v_div_fixup) that HIP's `/` uses.
 #include <cmath>
 
-#include "valu.h"
+#include "operands.h"
 
 namespace emu {
 

@@ -4,7 +4,7 @@
 // | unsupported-modifier flag << 12. Products are summed in double and rounded once.
 #include <cmath>
 
-#include "valu.h"
+#include "operands.h"
 
 namespace emu {
 

@@ -2,7 +2,7 @@
 // forms read and write SGPR pairs.
 #include <algorithm>
 
-#include "valu.h"
+#include "operands.h"
 
 namespace emu {
 

@@ -1,7 +1,7 @@
 // Program control: branches, calls (s_getpc/s_setpc/s_swappc/s_call), s_endpgm, barriers (gfx9
 // and gfx11 s_barrier, gfx12 s_barrier_signal/s_barrier_wait), the wait instructions, s_getreg
 // and the instructions that only schedule or hint (s_nop, s_delay_alu, s_clause, cache controls).
-#include "valu.h"
+#include "operands.h"
 
 namespace emu {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "valu.h"
+#include "operands.h"
 
 namespace emu {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <string>
 
-#include "valu.h"
+#include "operands.h"
 
 namespace emu {
 

@@ -5,7 +5,7 @@
 #include <array>
 #include <cmath>
 
-#include "valu.h"
+#include "operands.h"
 
 namespace emu {
 

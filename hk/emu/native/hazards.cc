@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "valu.h"
+#include "operands.h"
 
 namespace emu {
 

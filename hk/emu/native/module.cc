@@ -4,7 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "valu.h"
+#include "operands.h"
 
 namespace py = pybind11;
 

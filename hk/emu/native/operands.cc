@@ -1,6 +1,6 @@
 // Per-lane operand access: DPP and SDWA source selection, hazard checks on the registers read
 // and written, and the masked writes of 16-, 32- and 64-bit results.
-#include "valu.h"
+#include "operands.h"
 
 namespace emu {
 
