@@ -1,0 +1,71 @@
+"""hk.emu: run real AMDGPU code objects on the CPU.
+
+The emulator loads the ELF code object that clang produced for gfx1100, gfx1201, gfx942 or
+gfx950, decodes its instructions once (with the hermetic llvm-objdump) and interprets them in
+a C++ core, wave by wave. It needs no GPU.
+
+    import numpy as np, hk.emu
+    a = np.arange(1024, dtype=np.float32); b = np.ones_like(a); c = np.zeros_like(a)
+    hk.emu.launch("vector_add.gfx1100.co", "vector_add", grid=(4,), block=(256,),
+                  args=[a, b, c, a.size])
+    assert (c == a + 1).all()
+
+launch(code_object, kernel_name, grid, block, args, arch=None, hazards=True,
+       random_order_seed=None, shared_mem=0, max_instructions=2_000_000_000) -> int
+
+  code_object   bytes, or the path of a .co file
+  grid, block   workgroups per dimension (HIP's gridDim) and work-items per workgroup (blockDim)
+  args          the kernel's explicit arguments in order: numpy arrays, CPU torch tensors or bytes
+                for pointers (copied into device memory, and copied back after the run); ints,
+                floats and numpy scalars for by-value arguments; None for a null pointer
+  arch          when given, the code object must be for this architecture
+  hazards       model the wait counters: using a register whose load is still outstanding, or
+                reaching a barrier with LDS writes outstanding, raises HazardError
+  random_order_seed  complete memory operations (and interleave waves) in a random legal order
+                drawn from this seed, to surface races a fixed order hides; implies hazards
+  shared_mem    dynamic LDS bytes, added to the kernel's static LDS
+  returns       the number of wave-instructions executed
+
+Device memory is a flat 64-bit address space: each buffer argument gets its own region, with a
+gap after it, so an access outside every buffer raises MemoryFault. Workgroups run one after
+another; the waves of a workgroup interleave and meet at barriers. The hidden arguments of code
+object v5/v6 (block counts, group sizes, remainders, grid dims, ...) are filled in, and waves
+start with the SGPRs, EXEC and work-item ids the hardware gives them.
+
+What is modelled: SALU, SMEM, VALU (VOP1/2/3/3P, VOPD, DPP, SDWA, true16 and packed 16-bit,
+f16/bf16/fp8 conversions, transcendentals within the hardware's error), global/flat/scratch/
+buffer memory up to 128 bits, LDS incl. b128 and the cross-lane ops, WMMA (gfx11, gfx12) and
+single-block MFMA (gfx942, gfx950) with AGPRs, barriers, the wait counters of each family.
+
+The f32 denormal mode of the kernel descriptor (flush inputs and/or outputs) is honoured by the
+f32 arithmetic.
+
+What is not: the rest of the MODE register (f16/f64 denormals are always kept, rounding is
+always to nearest even, s_setreg/s_denorm_mode changes are ignored), synchronisation between workgroups (they run one after another), hostcall/printf,
+image and sample instructions, multi-block and scaled MFMA and the cbsz/abid/blgp broadcasts,
+dynamic VGPR indexing (v_movrel*, s_set_gpr_idx), gfx950 transposing LDS loads. Any instruction
+the core lacks raises EmuError when (and only when) it is executed.
+
+Errors: CodeObjectError (not a loadable code object, unknown kernel), EmuError (an instruction
+the emulator lacks, a bad launch), MemoryFault, HazardError; all are hk.errors.HKError.
+"""
+
+from hk.emu.errors import CodeObjectError, EmuError, HazardError, MemoryFault
+
+
+def launch(code_object, kernel_name, grid, block, args, arch=None, hazards=True, random_order_seed=None,
+           shared_mem=0, max_instructions=2_000_000_000):
+    """Runs one kernel of a code object on the emulator; see the module docstring."""
+    from hk.emu import runner as _runner
+    return _runner.run(code_object, kernel_name, grid, block, args, arch=arch, hazards=hazards,
+                       random_order_seed=random_order_seed, shared_mem=shared_mem,
+                       max_instructions=max_instructions)
+
+
+def kernels(code_object):
+    """The names of the kernels in a code object."""
+    from hk.emu import runner as _runner
+    return sorted(_runner.load(code_object)[0].kernels)
+
+
+__all__ = ["launch", "kernels", "CodeObjectError", "EmuError", "HazardError", "MemoryFault"]

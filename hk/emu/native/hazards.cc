@@ -1,0 +1,187 @@
+// The wait-counter model. Every memory instruction leaves a Pending record until a wait retires
+// it: registers it will write may not be read or written before then (a hazard), and LDS writes
+// may not be outstanding at a barrier. Counters follow the hardware: VMEM loads return in order
+// (gfx9: loads and stores together), LDS in order, SMEM in any order. With `randomize`, memory
+// effects are deferred and retired at random legal moments, in a random legal order.
+#include <algorithm>
+#include <cstdio>
+
+#include "operands.h"
+
+namespace emu {
+
+static const char* cnt_name(const Machine& m, int c) {
+  bool g12 = m.family == RDNA4;
+  switch (c) {
+    case C_VMLOAD: return g12 ? "loadcnt" : "vmcnt";
+    case C_VMSTORE: return g12 ? "storecnt" : (is_gfx9(m.family) ? "vmcnt" : "vscnt");
+    case C_DS: return g12 ? "dscnt" : "lgkmcnt";
+    case C_SMEM: return g12 ? "kmcnt" : "lgkmcnt";
+    default: return "expcnt";
+  }
+}
+
+static const Pending* find_writer(const Wave& w, int rfile, int reg, int n) {
+  for (const Pending& p : w.pend)
+    if (p.rfile == rfile && reg < p.reg + p.nreg && p.reg < reg + n) return &p;
+  return nullptr;
+}
+
+static std::string reg_name(int rfile, int reg) {
+  if (rfile == 2) return "s" + std::to_string(reg);
+  return reg >= AGPR_BASE ? "a" + std::to_string(reg - AGPR_BASE) : "v" + std::to_string(reg);
+}
+
+static void report(Machine& m, Wave& w, const Inst& in, int rfile, int reg, int n) {
+  for (int r = reg; r < reg + n; ++r) {
+    const Pending* p = find_writer(w, rfile, r, 1);
+    if (!p) continue;
+    int idx = m.prog->index_of(p->pc);
+    std::string text = idx >= 0 ? m.prog->text[size_t(idx)] : "?";
+    char pcbuf[32];
+    std::snprintf(pcbuf, sizeof pcbuf, "0x%x", p->pc);
+    m.hazard(w, in, "uses " + reg_name(rfile, r) + " while the load into it at pc " + pcbuf + " (" + text +
+                        ") is still outstanding: a wait on " + cnt_name(m, p->cnt) + " is missing");
+  }
+}
+
+void check_vread(Machine& m, Wave& w, const Inst& in, int reg, int n) {
+  for (int r = reg; r < reg + n && r < NVREG; ++r)
+    if (w.vpend[r]) report(m, w, in, 1, reg, n);
+}
+void check_sread(Machine& m, Wave& w, const Inst& in, int reg, int n) {
+  for (int r = reg; r < reg + n && r < NSREG; ++r)
+    if (w.spend[r]) report(m, w, in, 2, reg, n);
+}
+
+Pending& issue(Machine& m, Wave& w, const Inst& in, Cnt cnt, Pipe pipe, int rfile, int reg, int nreg) {
+  if (rfile == 1) check_vread(m, w, in, reg, nreg);
+  if (rfile == 2) check_sread(m, w, in, reg, nreg);
+  w.pend.emplace_back();
+  Pending& p = w.pend.back();
+  p.seq = m.seq++;
+  p.cnt = cnt;
+  p.pipe = pipe;
+  p.rfile = uint8_t(rfile);
+  p.reg = uint16_t(reg);
+  p.nreg = uint16_t(nreg);
+  p.pc = in.pc;
+  p.op = in.op;
+  return p;
+}
+
+void finish_issue(Machine& m, Wave& w, Pending& p) {
+  (void)m;
+  for (int r = p.reg; r < p.reg + p.nreg; ++r) {
+    if (p.rfile == 1 && r < NVREG) { if (!w.vpend[r]++) ++w.npend; }
+    if (p.rfile == 2 && r < NSREG && r != R_NULL) { if (!w.spend[r]++) ++w.npend; }
+  }
+}
+
+static void release(Wave& w, const Pending& p) {
+  for (int r = p.reg; r < p.reg + p.nreg; ++r) {
+    if (p.rfile == 1 && r < NVREG && w.vpend[r]) { if (!--w.vpend[r]) --w.npend; }
+    if (p.rfile == 2 && r < NSREG && w.spend[r]) { if (!--w.spend[r]) --w.npend; }
+  }
+}
+
+// Completes the op with sequence number `seq`, first completing older ops of the same memory
+// pipe so that a wave's own accesses to one memory take effect in program order.
+static void retire_seq(Machine& m, Wave& w, uint64_t seq) {
+  for (;;) {
+    size_t i = 0;
+    while (i < w.pend.size() && w.pend[i].seq != seq) ++i;
+    if (i == w.pend.size()) return;
+    uint8_t pipe = w.pend[i].pipe;
+    size_t j = 0;
+    if (pipe == P_VMEM || pipe == P_LDS)
+      while (j < i && w.pend[j].pipe != pipe) ++j;
+    else
+      j = i;
+    if (j < i) { retire_seq(m, w, w.pend[j].seq); continue; }
+    Pending p = std::move(w.pend[i]);
+    w.pend.erase(w.pend.begin() + long(i));
+    if (p.effect) p.effect();
+    release(w, p);
+    return;
+  }
+}
+static void retire_at(Machine& m, Wave& w, size_t i) { retire_seq(m, w, w.pend[i].seq); }
+
+static bool in_group(const Pending& p, int mask) {
+  if ((mask >> p.cnt) & 1) return true;
+  // FLAT counts on LGKM too; on gfx9 stores count on vmcnt (they are issued as C_VMLOAD there).
+  if (p.lgkm_too && ((mask >> C_DS) & 1)) return true;
+  return false;
+}
+
+// Retires ops of the group until at most n remain. In-order classes retire oldest first; SMEM may
+// retire in any order (randomised), which is why only lgkmcnt(0) orders scalar loads.
+static void drain(Machine& m, Wave& w, int mask, int n) {
+  for (;;) {
+    int count = 0;
+    for (const Pending& p : w.pend) count += in_group(p, mask);
+    if (count <= n) return;
+    size_t pick = w.pend.size();
+    if (m.deferred()) {
+      std::vector<size_t> cand;
+      bool seen[C_N] = {};
+      for (size_t i = 0; i < w.pend.size(); ++i) {
+        const Pending& p = w.pend[i];
+        if (!in_group(p, mask)) continue;
+        if (p.cnt == C_SMEM) cand.push_back(i);
+        else if (!seen[p.cnt]) { seen[p.cnt] = true; cand.push_back(i); }
+      }
+      pick = cand[m.rng() % cand.size()];
+    } else {
+      for (size_t i = 0; i < w.pend.size(); ++i)
+        if (in_group(w.pend[i], mask)) { pick = i; break; }
+    }
+    retire_at(m, w, pick);
+  }
+}
+
+void wait_counts(Machine& m, Wave& w, const Inst& in, int vm, int lgkm, int exp, int vs) {
+  (void)in;
+  if (w.pend.empty()) return;
+  if (vm >= 0) drain(m, w, is_gfx9(m.family) ? (1 << C_VMLOAD) | (1 << C_VMSTORE) : (1 << C_VMLOAD), vm);
+  if (vs >= 0) drain(m, w, 1 << C_VMSTORE, vs);
+  if (lgkm >= 0) drain(m, w, (1 << C_DS) | (1 << C_SMEM), lgkm);
+  if (exp >= 0) drain(m, w, 1 << C_EXP, exp);
+}
+
+void wait_gfx12(Machine& m, Wave& w, int mask, int n) {
+  if (!w.pend.empty()) drain(m, w, mask, n);
+}
+
+void retire_all(Machine& m, Wave& w) {
+  while (!w.pend.empty()) retire_at(m, w, 0);
+}
+
+// Randomised order: now and then, complete one outstanding op that could legally complete now.
+void random_step(Machine& m, Wave& w) {
+  if (w.pend.empty() || (m.rng() & 3)) return;
+  std::vector<size_t> cand;
+  bool seen[C_N] = {};
+  for (size_t i = 0; i < w.pend.size(); ++i) {
+    const Pending& p = w.pend[i];
+    if (p.cnt == C_SMEM) cand.push_back(i);
+    else if (!seen[p.cnt]) { seen[p.cnt] = true; cand.push_back(i); }
+  }
+  retire_at(m, w, cand[m.rng() % cand.size()]);
+}
+
+void barrier_check(Machine& m, Wave& w, const Inst& in) {
+  for (const Pending& p : w.pend) {
+    if (!p.lds_write) continue;
+    int idx = m.prog->index_of(p.pc);
+    char pcbuf[32];
+    std::snprintf(pcbuf, sizeof pcbuf, "0x%x", p.pc);
+    m.hazard(w, in, std::string("barrier while the LDS write at pc ") + pcbuf + " (" +
+                        (idx >= 0 ? m.prog->text[size_t(idx)] : std::string("?")) +
+                        ") is still outstanding: other waves may read LDS before it lands; wait on " +
+                        cnt_name(m, p.cnt) + " first");
+  }
+}
+
+}  // namespace emu

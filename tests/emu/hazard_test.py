@@ -1,0 +1,187 @@
+"""The hazard detector: each hazard class, written in assembly with a wait deliberately left out,
+must raise HazardError naming the kernel, the instruction's address and the register; the same
+kernel with its wait must pass. The randomised legal order must expose what a fixed order hides
+(SMEM returning out of order, a store racing a barrier) and never fault correct code."""
+
+import re
+
+import numpy as np
+
+import hk.emu
+from tests.emu import asm, emutest
+
+KERNELS = {
+    "missing_vmcnt": ("""
+  global_load_b32 v1, v100, s[6:7]
+  v_add_nc_u32 v10, v1, 1
+""", [10]),
+    "with_vmcnt": ("""
+  global_load_b32 v1, v100, s[6:7]
+  s_waitcnt vmcnt(0)
+  v_add_nc_u32 v10, v1, 1
+""", [10]),
+    "missing_lgkm_lds": ("""
+  ds_store_b32 v100, v0
+  s_waitcnt lgkmcnt(0)
+  ds_load_b32 v1, v100
+  v_mov_b32 v10, v1
+""", [10], {"lds": 256}),
+    "missing_lgkm_smem": ("""
+  s_load_b32 s10, s[6:7], null
+  v_mov_b32 v10, s10
+""", [10]),
+    "barrier_lds_write": ("""
+  ds_store_b32 v100, v0
+  s_barrier
+  s_waitcnt lgkmcnt(0)
+""", [0], {"lds": 256}),
+    "overwrite_pending": ("""
+  global_load_b32 v1, v100, s[6:7]
+  v_mov_b32 v1, 0
+  s_waitcnt vmcnt(0)
+""", [1]),
+    "smem_out_of_order": ("""
+  s_load_b32 s10, s[6:7], null
+  s_load_b32 s11, s[6:7], 0x4
+  s_waitcnt lgkmcnt(1)
+  v_mov_b32 v10, s10
+  s_waitcnt lgkmcnt(0)
+""", [10]),
+    "lds_in_order": ("""
+  ds_load_b32 v1, v100
+  ds_load_b32 v2, v100 offset:4
+  s_waitcnt lgkmcnt(1)
+  v_mov_b32 v10, v1
+  s_waitcnt lgkmcnt(0)
+""", [10], {"lds": 256}),
+}
+
+RACE = """
+  v_cmp_gt_u32 vcc_lo, 32, v0
+  s_and_saveexec_b32 s20, vcc_lo
+  v_add_nc_u32 v1, 1, v0
+  global_store_b32 v100, v1, s[6:7] offset:256
+  s_or_b32 exec_lo, exec_lo, s20
+%s
+  s_barrier
+  v_cmp_le_u32 vcc_lo, 32, v0
+  s_and_saveexec_b32 s20, vcc_lo
+  v_subrev_nc_u32 v2, 128, v100
+  global_load_b32 v10, v2, s[6:7] offset:256
+  s_waitcnt vmcnt(0)
+  s_or_b32 exec_lo, exec_lo, s20
+"""
+
+
+class HazardTest(emutest.EmuTest):
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        kernels = dict(KERNELS)
+        kernels["race"] = (RACE % "", [10], {"block": 64})
+        kernels["race_waited"] = (RACE % "  s_waitcnt_vscnt null, 0x0", [10], {"block": 64})
+        cls.co = asm.assemble("gfx1100", kernels)
+
+    def launch(self, name, block=32, **kw):
+        out = np.zeros(64, np.uint32)
+        inp = np.arange(1024, dtype=np.uint32)
+        inp[64:] = 0
+        hk.emu.launch(self.co, name, grid=(1,), block=(block,), args=[out, inp], **kw)
+        return out
+
+    def assertHazard(self, name, *words, **kw):
+        with self.assertRaises(hk.emu.HazardError) as cm:
+            self.launch(name, **kw)
+        msg = str(cm.exception)
+        self.assertIn("kernel " + name, msg)
+        self.assertRegex(msg, r"pc 0x[0-9a-f]+ \(")
+        for w in words:
+            self.assertIn(w, msg)
+        return msg
+
+    def test_vgpr_read_before_vmcnt(self):
+        msg = self.assertHazard("missing_vmcnt", "v1", "vmcnt", "v_add_nc_u32", "global_load_b32")
+        self.assertTrue(re.search(r"load into it at pc 0x[0-9a-f]+", msg))
+        np.testing.assert_array_equal(self.launch("with_vmcnt")[:32], np.arange(32) + 1)
+        self.launch("missing_vmcnt", hazards=False)          # the check can be switched off
+
+    def test_lds_read_before_lgkmcnt(self):
+        self.assertHazard("missing_lgkm_lds", "v1", "lgkmcnt", "ds_load_b32")
+
+    def test_sgpr_read_before_lgkmcnt(self):
+        self.assertHazard("missing_lgkm_smem", "s10", "lgkmcnt", "s_load_b32")
+
+    def test_barrier_with_lds_write_outstanding(self):
+        self.assertHazard("barrier_lds_write", "barrier", "LDS write", "ds_store_b32")
+
+    def test_overwriting_a_pending_load(self):
+        self.assertHazard("overwrite_pending", "v1", "vmcnt")
+
+    def test_smem_may_return_out_of_order(self):
+        self.launch("smem_out_of_order")                    # a fixed order hides it
+        caught = 0
+        for seed in range(24):
+            try:
+                self.launch("smem_out_of_order", random_order_seed=seed)
+            except hk.emu.HazardError as e:
+                self.assertIn("s10", str(e))
+                caught += 1
+        self.assertGreater(caught, 0)
+
+    def test_lds_returns_in_order(self):
+        for seed in range(24):
+            self.launch("lds_in_order", random_order_seed=seed)
+
+    def test_random_order_exposes_a_store_racing_a_barrier(self):
+        expect = np.arange(32) + 1
+        np.testing.assert_array_equal(self.launch("race", block=64)[32:], expect)
+        stale = 0
+        for seed in range(16):
+            out = self.launch("race", block=64, random_order_seed=seed)
+            stale += not np.array_equal(out[32:], expect)
+            np.testing.assert_array_equal(self.launch("race_waited", block=64, random_order_seed=seed)[32:], expect)
+        self.assertGreater(stale, 0)
+
+    def test_gfx1201_loadcnt(self):
+        body = """
+  global_load_b32 v1, v100, s[6:7]
+  global_load_b32 v2, v100, s[6:7] offset:128
+  s_wait_loadcnt 0x1
+  v_mov_b32 v10, v1
+  v_mov_b32 v11, v2
+  s_wait_loadcnt 0x0
+"""
+        co = asm.assemble("gfx1201", {"loadcnt": (body, [10, 11])})
+        with self.assertRaises(hk.emu.HazardError) as cm:
+            emutest.run_asm("gfx1201", co, "loadcnt", 2)
+        self.assertIn("v2", str(cm.exception))
+        self.assertIn("loadcnt", str(cm.exception))
+        self.assertIn("v11, v2", str(cm.exception))
+
+    def test_gfx950_load_to_lds_before_barrier(self):
+        # the CDNA4 trap: a global->LDS copy counts on vmcnt, so a barrier right after it races
+        body = """
+  s_mov_b32 s8, s6
+  s_and_b32 s9, s7, 0xffff
+  s_mov_b32 s10, 4096
+  s_mov_b32 s11, 0x20000
+  s_mov_b32 m0, 0
+  buffer_load_dword v100, s[8:11], 0 offen lds
+%s
+  s_barrier
+  ds_read_b32 v10, v100
+  s_waitcnt lgkmcnt(0)
+"""
+        co = asm.assemble("gfx950", {"racy": (body % "", [10], {"lds": 256}),
+                                     "waited": (body % "  s_waitcnt vmcnt(0)", [10], {"lds": 256})})
+        with self.assertRaises(hk.emu.HazardError) as cm:
+            emutest.run_asm("gfx950", co, "racy", 1)
+        self.assertIn("buffer_load_dword", str(cm.exception))
+        inp = np.arange(1024, dtype=np.uint32) * 3
+        out = emutest.run_asm("gfx950", co, "waited", 1, inp=inp)
+        np.testing.assert_array_equal(out[0], inp[:64])
+
+
+if __name__ == "__main__":
+    emutest.main()
