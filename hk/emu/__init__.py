@@ -17,7 +17,9 @@ launch(code_object, kernel_name, grid, block, args, arch=None, hazards=True,
   grid, block   workgroups per dimension (HIP's gridDim) and work-items per workgroup (blockDim)
   args          the kernel's explicit arguments in order: numpy arrays, CPU torch tensors or bytes
                 for pointers (copied into device memory, and copied back after the run); ints,
-                floats and numpy scalars for by-value arguments; None for a null pointer
+                floats and numpy scalars for by-value arguments; None for a null pointer;
+                ByValue(pack) for a by-value struct that holds pointers (pack(alloc) returns its
+                bytes, alloc(array) places an array in device memory and returns its address)
   arch          when given, the code object must be for this architecture
   hazards       model the wait counters: using a register whose load is still outstanding, or
                 reaching a barrier with LDS writes outstanding, raises HazardError
@@ -51,6 +53,7 @@ the emulator lacks, a bad launch), MemoryFault, HazardError; all are hk.errors.H
 """
 
 from hk.emu.errors import CodeObjectError, EmuError, HazardError, MemoryFault
+from hk.emu.args import ByValue
 
 
 def launch(code_object, kernel_name, grid, block, args, arch=None, hazards=True, random_order_seed=None,
@@ -68,4 +71,4 @@ def kernels(code_object):
     return sorted(_runner.load(code_object)[0].kernels)
 
 
-__all__ = ["launch", "kernels", "CodeObjectError", "EmuError", "HazardError", "MemoryFault"]
+__all__ = ["launch", "kernels", "ByValue", "CodeObjectError", "EmuError", "HazardError", "MemoryFault"]

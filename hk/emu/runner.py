@@ -8,6 +8,7 @@ import struct
 import numpy as np
 
 from hk.emu import _native, codeobject, decode, disasm
+from hk.emu.args import ByValue
 from hk.emu.errors import CodeObjectError, EmuError, HazardError, MemoryFault
 
 _CACHE = {}       # sha256 of a code object -> (CodeObject, Program, pc -> index)
@@ -120,21 +121,31 @@ def run(code_object, kernel_name, grid, block, args, *, arch=None, hazards=True,
     kernarg_size = max(k.kernarg_segment_size, kd.kernarg_size, 256)
     kernarg = bytearray(kernarg_size)
     copy_back = []
+
+    def alloc(value):
+        arr = _as_array(value)
+        nbytes = arr.nbytes
+        addr = mem.alloc(max(nbytes, 1))
+        if nbytes:
+            mem.write(addr, arr.reshape(-1).view(np.uint8))
+        if arr.flags["WRITEABLE"]:
+            copy_back.append((addr, arr))
+        return addr
+
     for value, arg in zip(args, explicit):
         name = arg.name or "#%d" % explicit.index(arg)
-        if arg.value_kind == "global_buffer" or (arg.value_kind == "by_value" and arg.address_space == "global"):
+        if isinstance(value, ByValue):
+            raw = bytes(value.pack(alloc))
+            if len(raw) != arg.size:
+                raise EmuError("argument %s: %d bytes packed for a %d-byte argument" % (name, len(raw), arg.size))
+            kernarg[arg.offset:arg.offset + arg.size] = raw
+        elif arg.value_kind == "global_buffer" or (arg.value_kind == "by_value" and arg.address_space == "global"):
             if value is None:
                 addr = 0
             elif isinstance(value, int):
                 addr = value                       # a raw device address
             else:
-                arr = _as_array(value)
-                nbytes = arr.nbytes
-                addr = mem.alloc(max(nbytes, 1))
-                if nbytes:
-                    mem.write(addr, arr.reshape(-1).view(np.uint8))
-                if arr.flags["WRITEABLE"]:
-                    copy_back.append((addr, arr))
+                addr = alloc(value)
             kernarg[arg.offset:arg.offset + arg.size] = addr.to_bytes(8, "little")[:arg.size]
         else:
             kernarg[arg.offset:arg.offset + arg.size] = _pack_scalar(value, arg.size, name)

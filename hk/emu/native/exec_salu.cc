@@ -1,6 +1,8 @@
 // SALU: SOP1, SOP2, SOPK and SOPC. SCC is set as each instruction's description says; 64-bit
 // forms read and write SGPR pairs.
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 
 #include "operands.h"
 
@@ -192,6 +194,36 @@ H(s_bitcmp1_b32) { w.scc = (A0 >> (A1 & 31)) & 1; }
 H(s_bitcmp0_b64) { w.scc = !((B0 >> (A1 & 63)) & 1); }
 H(s_bitcmp1_b64) { w.scc = (B0 >> (A1 & 63)) & 1; }
 
+// ---- gfx12 SALU float (single precision, round to nearest even) ----
+#define SF2(NAME, EXPR) H(NAME) { float a = bf(A0), b = bf(A1); D32(fb(EXPR)); }
+#define SF1(NAME, EXPR) H(NAME) { float a = bf(A0); D32(EXPR); }
+SF2(s_add_f32, a + b)
+SF2(s_sub_f32, a - b)
+SF2(s_mul_f32, a * b)
+SF2(s_max_num_f32, std::isnan(a) ? b : std::isnan(b) ? a : std::max(a, b))
+SF2(s_min_num_f32, std::isnan(a) ? b : std::isnan(b) ? a : std::min(a, b))
+H(s_fmac_f32) {
+  float a = bf(A0), b = bf(A1), c = bf(w.s[in.d[0].reg]);
+  D32(fb(std::fma(a, b, c)));
+}
+SF1(s_cvt_f32_i32, fb(float(I(A0))))
+SF1(s_cvt_f32_u32, fb(float(A0)))
+SF1(s_cvt_i32_f32, uint32_t(std::isnan(a) ? 0 : a >= 2147483647.0f ? 2147483647 : a <= -2147483648.0f ? int32_t(0x80000000u) : int32_t(a)))
+SF1(s_cvt_u32_f32, std::isnan(a) || a <= 0.0f ? 0u : a >= 4294967295.0f ? 0xffffffffu : uint32_t(a))
+SF1(s_ceil_f32, fb(std::ceil(a)))
+SF1(s_floor_f32, fb(std::floor(a)))
+SF1(s_trunc_f32, fb(std::trunc(a)))
+SF1(s_rndne_f32, fb(std::nearbyint(a)))
+template <int C> static void cmpf(Machine& m, Wave& w, const Inst& in) {
+  float a = bf(A0), b = bf(A1);
+  bool unordered = std::isnan(a) || std::isnan(b);
+  w.scc = C == 0 ? (!unordered && a < b) : C == 1 ? (!unordered && a == b) : C == 2 ? (!unordered && a <= b)
+        : C == 3 ? (!unordered && a > b) : C == 4 ? (!unordered && a != b) : C == 5 ? (!unordered && a >= b)
+        : C == 6 ? !unordered : unordered;
+}
+#undef SF1
+#undef SF2
+
 void register_salu(Registry& r) {
 #define R(name) r.add(#name, name);
   R(s_add_u32) R(s_sub_u32) R(s_add_i32) R(s_sub_i32) R(s_addc_u32) R(s_subb_u32) R(s_min_i32)
@@ -231,6 +263,14 @@ void register_salu(Registry& r) {
     r.add((std::string("s_cmpk_") + cn[i] + "_i32").c_str(), ki[i]);
     r.add((std::string("s_cmpk_") + cn[i] + "_u32").c_str(), ku[i]);
   }
+#define R(name) r.add(#name, name);
+  R(s_add_f32) R(s_sub_f32) R(s_mul_f32) R(s_max_num_f32) R(s_min_num_f32) R(s_fmac_f32)
+  R(s_cvt_f32_i32) R(s_cvt_f32_u32) R(s_cvt_i32_f32) R(s_cvt_u32_f32) R(s_ceil_f32) R(s_floor_f32)
+  R(s_trunc_f32) R(s_rndne_f32)
+#undef R
+  const char* fcn[] = {"lt", "eq", "le", "gt", "lg", "ge", "o", "u"};
+  Handler fc[] = {cmpf<0>, cmpf<1>, cmpf<2>, cmpf<3>, cmpf<4>, cmpf<5>, cmpf<6>, cmpf<7>};
+  for (int i = 0; i < 8; ++i) r.add((std::string("s_cmp_") + fcn[i] + "_f32").c_str(), fc[i]);
   r.add("s_cmp_eq_u64", cmp<0, 2>);
   r.add("s_cmp_lg_u64", cmp<1, 2>);
 }

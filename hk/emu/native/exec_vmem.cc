@@ -118,7 +118,8 @@ static void load(Machine& m, Wave& w, const Inst& in, Space sp, LoadKind k) {
   uint64_t mask = w.exec();
   int dst = in.d[0].reg, nreg = int((k.bytes + 3) / 4);
   if (!m.opt.hazards) { do_load(m, w, in, sp, a, mask, inrange, k, dst); return; }
-  if (k.d16) check_vread(m, w, in, dst, 1);
+  // A d16 load keeps the other half of its destination: issue() checks that no load on another
+  // counter still writes it (loads on vmcnt return in order, so those are safe).
   Pending& p = issue(m, w, in, C_VMLOAD, P_VMEM, 1, dst, nreg);
   p.lgkm_too = sp == S_FLAT;
   Machine* mp = &m; Wave* wp = &w; const Inst* ip = &in;

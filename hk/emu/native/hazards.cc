@@ -54,8 +54,23 @@ void check_sread(Machine& m, Wave& w, const Inst& in, int reg, int n) {
     if (w.spend[r]) report(m, w, in, 2, reg, n);
 }
 
+// A load into VGPRs that earlier loads on the same in-order counter still write is safe: their
+// data returns in issue order (the two halves of d16 loads, a destination reused after a dead
+// load). Only writers on another counter are a hazard.
+static void check_ordered_vwrite(Machine& m, Wave& w, const Inst& in, int reg, int n, int cnt) {
+  for (int r = reg; r < reg + n && r < NVREG; ++r) {
+    if (!w.vpend[r]) continue;
+    for (const Pending& p : w.pend)
+      if (p.rfile == 1 && r >= p.reg && r < p.reg + p.nreg && p.cnt != cnt) {
+        report(m, w, in, 1, r, 1);
+        return;
+      }
+  }
+}
+
 Pending& issue(Machine& m, Wave& w, const Inst& in, Cnt cnt, Pipe pipe, int rfile, int reg, int nreg) {
-  if (rfile == 1) check_vread(m, w, in, reg, nreg);
+  if (rfile == 1 && (cnt == C_VMLOAD || cnt == C_DS)) check_ordered_vwrite(m, w, in, reg, nreg, cnt);
+  else if (rfile == 1) check_vread(m, w, in, reg, nreg);
   if (rfile == 2) check_sread(m, w, in, reg, nreg);
   w.pend.emplace_back();
   Pending& p = w.pend.back();
