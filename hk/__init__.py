@@ -9,27 +9,43 @@
         o[idx] = a[idx].load(t) + b[idx].load(t)
 
     add(a, b, out)   # traces, verifies, translates, compiles (once), launches
+
+The names below load on first use, so `import hk.errors` or the compile path's tools do not
+pull in the language and its MLIR bindings.
 """
+
+import importlib
 
 __version__ = "0.1.0"
 
-from hk import errors
-from hk.dsl import arch, lds, math
-from hk.dsl.control import range
-from hk.dsl.kernel import Kernel, TracedKernel, kernel
-from hk.dsl.ops import (add_col, add_row, broadcast, causal, cdiv, col_max, col_min, col_sum,
-                        div_col, div_row, full, gather, iota, maximum, max_row, min_row, minimum,
-                        mma, mma_AB, mma_ABt, mma_AtB, mma_AtBt, mul_col, mul_row, neg_infty, rand,
-                        row_max, row_min, row_sum, scatter, sub_col, sub_row, tile_coord, transpose,
-                        tril, triu, where, zeros)
-from hk.types import (RT, RV, ST, SV, DType, Tensor, bf16, fp8e4m3, fp8e5m2, fp16, fp32, i8, i32)
+# public name -> the module that defines it
+_EXPORTS = {
+    "Kernel": "hk.dsl.kernel", "TracedKernel": "hk.dsl.kernel", "kernel": "hk.dsl.kernel",
+    "range": "hk.dsl.control",
+    "DType": "hk.types", "RT": "hk.types", "RV": "hk.types", "ST": "hk.types", "SV": "hk.types",
+    "Tensor": "hk.types", "bf16": "hk.types", "fp16": "hk.types", "fp32": "hk.types",
+    "fp8e4m3": "hk.types", "fp8e5m2": "hk.types", "i8": "hk.types", "i32": "hk.types",
+}
+for _name in ("add_col", "add_row", "broadcast", "causal", "cdiv", "col_max", "col_min", "col_sum",
+              "div_col", "div_row", "full", "gather", "iota", "max_row", "maximum", "min_row",
+              "minimum", "mma", "mma_AB", "mma_ABt", "mma_AtB", "mma_AtBt", "mul_col", "mul_row",
+              "neg_infty", "rand", "row_max", "row_min", "row_sum", "scatter", "sub_col", "sub_row",
+              "tile_coord", "transpose", "tril", "triu", "where", "zeros"):
+    _EXPORTS[_name] = "hk.dsl.ops"
+_SUBMODULES = {"arch": "hk.dsl.arch", "lds": "hk.dsl.lds", "math": "hk.dsl.math", "errors": "hk.errors"}
 
-__all__ = [
-    "DType", "Kernel", "RT", "RV", "ST", "SV", "Tensor", "TracedKernel", "add_col", "add_row",
-    "arch", "bf16", "broadcast", "causal", "cdiv", "col_max", "col_min", "col_sum", "div_col",
-    "div_row", "errors", "fp16", "fp32", "fp8e4m3", "fp8e5m2", "full", "gather", "i32", "i8",
-    "iota", "kernel", "lds", "math", "max_row", "maximum", "min_row", "minimum", "mma", "mma_AB",
-    "mma_ABt", "mma_AtB", "mma_AtBt", "mul_col", "mul_row", "neg_infty", "rand", "range",
-    "row_max", "row_min", "row_sum", "scatter", "sub_col", "sub_row", "tile_coord", "transpose",
-    "tril", "triu", "where", "zeros",
-]
+__all__ = sorted(list(_EXPORTS) + list(_SUBMODULES))
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        return importlib.import_module(_SUBMODULES[name])
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError("module 'hk' has no attribute %r" % name)
+
+
+def __dir__():
+    return __all__

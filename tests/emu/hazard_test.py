@@ -40,6 +40,19 @@ KERNELS = {
   v_mov_b32 v1, 0
   s_waitcnt vmcnt(0)
 """, [1]),
+    # Loads on one in-order counter land in issue order: the second half of a d16 pair may be
+    # issued while the first is in flight (clang emits exactly this).
+    "d16_halves_in_order": ("""
+  global_load_d16_b16 v10, v100, s[6:7] offset:4
+  global_load_d16_hi_b16 v10, v100, s[6:7] offset:8
+  s_waitcnt vmcnt(0)
+""", [10]),
+    # ...but not over a register an LDS load (another counter) is still writing.
+    "d16_over_lds_load": ("""
+  ds_load_b32 v10, v100
+  global_load_d16_hi_b16 v10, v100, s[6:7] offset:8
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+""", [10], {"lds": 256}),
     "smem_out_of_order": ("""
   s_load_b32 s10, s[6:7], null
   s_load_b32 s11, s[6:7], 0x4
@@ -117,6 +130,18 @@ class HazardTest(emutest.EmuTest):
 
     def test_overwriting_a_pending_load(self):
         self.assertHazard("overwrite_pending", "v1", "vmcnt")
+
+    def test_d16_halves_on_one_counter_are_ordered(self):
+        out = self.launch("d16_halves_in_order")
+        # inp = 0, 1, 2, ... and v100 = 4 * lane: lane l takes its low half from word l + 1
+        # and its high half from word l + 2.
+        lanes = np.arange(32, dtype=np.uint32)
+        np.testing.assert_array_equal(out[:32], (lanes + 1) | ((lanes + 2) << 16))
+        for seed in range(8):
+            self.launch("d16_halves_in_order", random_order_seed=seed)
+
+    def test_d16_over_another_counters_load(self):
+        self.assertHazard("d16_over_lds_load", "v10", "lgkmcnt", "ds_load_b32")
 
     def test_smem_may_return_out_of_order(self):
         self.launch("smem_out_of_order")                    # a fixed order hides it

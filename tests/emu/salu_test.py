@@ -162,6 +162,28 @@ GFX9 = {
 }
 
 
+# The scalar float instructions gfx12 adds (clang uses them for scalar float arithmetic).
+GFX12_FLOAT = {
+    "scalar_float": ("""
+  s_mov_b32 s10, 7
+  s_cvt_f32_i32 s11, s10
+  s_mul_f32 s12, s11, 0.5
+  s_add_f32 s13, s12, 1.0
+  s_cvt_i32_f32 s14, s13
+  s_mov_b32 s15, -3
+  s_cvt_f32_i32 s15, s15
+  s_cmp_lt_f32 s15, s11
+  s_cselect_b32 s16, 1, 0
+  v_mov_b32 v1, s11
+  v_mov_b32 v2, s12
+  v_mov_b32 v3, s13
+  v_mov_b32 v4, s14
+  v_mov_b32 v5, s15
+  v_mov_b32 v6, s16
+""", [0x40E00000, 0x40600000, 0x40900000, 4, 0xC0400000, 1]),
+}
+
+
 class SaluTest(emutest.EmuTest):
 
     def run_table(self, arch, table):
@@ -177,6 +199,9 @@ class SaluTest(emutest.EmuTest):
 
     def test_gfx1100(self):
         self.run_table("gfx1100", GFX11)
+
+    def test_gfx1201_scalar_float(self):
+        self.run_table("gfx1201", GFX12_FLOAT)
 
     def test_gfx942_spellings(self):
         self.run_table("gfx942", GFX9)
