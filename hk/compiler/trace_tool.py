@@ -28,6 +28,8 @@ def load_kernel(path, name):
     import hk
 
     module_name = "_hk_kernels_" + os.path.splitext(os.path.basename(path))[0]
+    # The file may import its neighbours (the examples share common.py).
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
