@@ -137,7 +137,15 @@ template <class T> struct compute_type { using type = float; };
 template <> struct compute_type<int32_t> { using type = int; };
 template <> struct compute_type<int8_t> { using type = int; };
 template <> struct compute_type<bool> { using type = int; };
+template <> struct compute_type<uint8_t> { using type = int; };  // bool tiles' storage
 template <class T> using compute_t = typename compute_type<T>::type;
+
+// What a register tile stores per element. Masks are stored as bytes (0 or 1) in VGPRs: kept as
+// bool, the compiler holds each mask element as a lane mask in an SGPR (pair), and a tile's
+// worth of them runs out of SGPRs.
+template <class T> struct storage_type { using type = T; };
+template <> struct storage_type<bool> { using type = uint8_t; };
+template <class T> using storage_t = typename storage_type<T>::type;
 
 // Element <-> compute-type conversions (float->16-bit and float->float8 round to nearest even).
 template <class T> HK_DEV compute_t<T> to_compute(T x) {

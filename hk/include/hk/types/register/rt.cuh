@@ -21,7 +21,7 @@ struct rt {
   static constexpr int strips = major / 16;
   static constexpr int slots = pattern::template slots<minor>();
 
-  T data[strips][slots];
+  storage_t<T> data[strips][slots];
 
   using major_vec_dist = vl_major;
   using minor_vec_dist = vl_minor<pattern>;

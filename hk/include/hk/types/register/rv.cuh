@@ -21,7 +21,7 @@ struct rv {
   template <class P> struct slots_of<vl_minor<P>> { static constexpr int value = P::template slots<N>(); };
   static constexpr int slots = slots_of<D>::value;
 
-  T data[slots];
+  storage_t<T> data[slots];
 
   // Index of the element in slot s for lane group g and in-group lane a.
   static constexpr int index(int s, int g, int a) {

@@ -80,11 +80,30 @@ constexpr pull_plans<PD::template slots<N>()> make_pull_plans() {
   return r;
 }
 
-// Select x[k] for the runtime index i (a chain of v_cndmask).
-template <int N, class T>
-HK_DEV T pick(const T (&x)[N], int i) {
-  T r = x[0];
-  unroll<N - 1>([&](auto k) { if (i == k + 1) r = x[k + 1]; });
+// An opaque copy of a register value. Selecting between two values loaded from one array gets
+// folded into a single load with a computed index, which then keeps the array out of registers
+// (scratch); selecting between laundered values cannot be.
+HK_DEV uint32_t launder(uint32_t x) {
+  asm("" : "+v"(x));
+  return x;
+}
+
+// x[i] for a runtime i < N (a chain of v_cndmask).
+template <int N>
+HK_DEV uint32_t pick(const uint32_t (&x)[N], int i) {
+  uint32_t r = launder(x[0]);
+  unroll<N - 1>([&](auto k) {
+    const uint32_t v = launder(x[k + 1]);
+    if (i == k + 1) r = v;
+  });
+  return r;
+}
+
+// TABLE[i] for a runtime i < GROUPS and a compile-time table given as a constexpr lambda.
+template <class F>
+HK_DEV int pick_const(F table, int i) {
+  int r = table(ic<0>{});
+  unroll<GROUPS - 1>([&](auto k) { if (i == k + 1) r = table(ic<k + 1>{}); });
   return r;
 }
 
@@ -100,17 +119,14 @@ HK_DEV void pull_strip(uint32_t* dst, const uint32_t* src, int a, int g) {
       if constexpr (p.own[K]) {
         v[K] = src[p.es[K]];
       } else {
-        int sg[GROUPS];
-        unroll<GROUPS>([&](auto h) { sg[h] = p.src_group[h]; });
-        v[K] = bpermute(src[p.es[K]], a + 16 * pick(sg, g));
+        const int sg = pick_const([&](auto h) { return p.src_group[decltype(h)::value]; }, g);
+        v[K] = bpermute(src[p.es[K]], a + 16 * sg);
       }
     });
     if constexpr (p.n == 1) {
       dst[e] = v[0];
     } else {
-      int pk[GROUPS];
-      unroll<GROUPS>([&](auto h) { pk[h] = p.pick[h]; });
-      dst[e] = pick(v, pick(pk, g));
+      dst[e] = pick(v, pick_const([&](auto h) { return p.pick[decltype(h)::value]; }, g));
     }
   });
 }
@@ -122,7 +138,10 @@ HK_DEV void rotate(uint32_t (&x)[K], int c) {
     constexpr int step = 1 << decltype(bit)::value;
     uint32_t y[K];
     const bool on = (c >> bit) & 1;
-    unroll<K>([&](auto r) { y[r] = on ? x[(r - step + K) % K] : x[r]; });
+    unroll<K>([&](auto r) {
+      const uint32_t moved = launder(x[(r - step + K) % K]), kept = launder(x[r]);  // see launder()
+      y[r] = on ? moved : kept;
+    });
     unroll<K>([&](auto r) { x[r] = y[r]; });
   });
 }
@@ -186,9 +205,7 @@ HK_DEV void relayout_vec(D& d, const A& a) {
   } else if constexpr (A::is_major) {
     // Element i of a major vector sits in slot i/16 of lane i%16 (any group).
     unroll<D::slots>([&](auto s) {
-      int idx[GROUPS];
-      unroll<GROUPS>([&](auto h) { idx[h] = D::index(s, h, 0); });
-      const int i = pick(idx, g);
+      const int i = pick_const([&](auto h) { return D::index(decltype(s)::value, decltype(h)::value, 0); }, g);
       uint32_t v[N / 16];
       unroll<N / 16>([&](auto k) { v[k] = bpermute(src[k], 16 * g + i % 16); });
       dst[s] = pick(v, i / 16);

@@ -155,18 +155,26 @@ HK_BINARY(min, detail::op_min)
 // after hk::copy to float (exact).
 
 namespace detail {
+// Stores a comparison result as a 0/1 byte held in a VGPR: the empty asm keeps the compiler from
+// folding the byte back into the comparison's lane mask (an SGPR per element).
+HK_DEV uint8_t mask_byte(bool c) {
+  uint32_t w = c ? 1u : 0u;
+  asm("" : "+v"(w));
+  return static_cast<uint8_t>(w);
+}
+
 template <class M, class A, class B, class F>
 HK_DEV void compare(M& m, const A& a, const B& b, F f) {
   static_assert(__is_same(typename M::dtype, bool), "hk: a comparison writes a bool mask");
   static_assert(congruent<M, A> && congruent<M, B>, "hk: mask and operands must share a layout; compare float copies of 16-bit tiles");
   using C = compute_t<typename A::dtype>;
-  unroll<reg_info<M>::n>([&](auto i) { slot<i>(m) = f(static_cast<C>(to_compute(slot<i>(a))), static_cast<C>(to_compute(slot<i>(b)))); });
+  unroll<reg_info<M>::n>([&](auto i) { slot<i>(m) = mask_byte(f(static_cast<C>(to_compute(slot<i>(a))), static_cast<C>(to_compute(slot<i>(b))))); });
 }
 template <class M, class A, class F>
 HK_DEV void compare_scalar(M& m, const A& a, compute_t<typename A::dtype> s, F f) {
   static_assert(__is_same(typename M::dtype, bool), "hk: a comparison writes a bool mask");
   static_assert(congruent<M, A>, "hk: mask and operand must share a layout; compare float copies of 16-bit tiles");
-  unroll<reg_info<M>::n>([&](auto i) { slot<i>(m) = f(to_compute(slot<i>(a)), s); });
+  unroll<reg_info<M>::n>([&](auto i) { slot<i>(m) = mask_byte(f(to_compute(slot<i>(a)), s)); });
 }
 }  // namespace detail
 
