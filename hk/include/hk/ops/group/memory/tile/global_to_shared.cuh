@@ -18,7 +18,7 @@
 // wait_vm<0>() + barrier() sequence is correct everywhere and is what the translation emits.
 #pragma once
 
-#include "../../../warp/memory/tile/runs.cuh"
+#include "../../../warp/memory/tile/global_to_register.cuh"
 #include "../../../../types/global/gl.cuh"
 #include "../../../../types/shared/st.cuh"
 
@@ -30,7 +30,7 @@ HK_DEV void group_load_sync(ST& dst, const gl<T>& src, coord idx, int tid) {
   constexpr int CE = ST::chunk_elems, K = ST::chunks, total = ST::rows * K;
   const int row0 = idx.r * ST::rows, col0 = idx.c * ST::cols;
   const T* base = src.ptr(idx.b, idx.d, row0, col0);
-  const int64_t sr = src.stride_row;
+  const int sr = static_cast<int>(src.stride_row);  // offsets inside one tile fit in 32 bits
   const int rows = src.rows - row0, cols = src.cols - col0;
   const bool aligned = ((reinterpret_cast<uintptr_t>(base) | static_cast<uintptr_t>(sr * sizeof(T))) & 15) == 0;
   unroll<(total + THREADS - 1) / THREADS>([&](auto it) {
@@ -41,7 +41,7 @@ HK_DEV void group_load_sync(ST& dst, const gl<T>& src, coord idx, int tid) {
       if (aligned && r < rows && c + CE <= cols) {
         load_bytes<16>(v, base + r * sr + c);
       } else {
-        unroll<CE>([&](auto i) { v[i] = r < rows && c + i < cols ? base[r * sr + c + i] : from_compute<T>(0); });
+        unroll<CE>([&](auto i) { v[i] = load_or_zero(r < rows && c + i < cols, base + r * sr + c + i, src.data); });
       }
       store_bytes<16>(&dst.data[ST::index(r, c)], v);
     }
@@ -62,7 +62,7 @@ HK_DEV void group_load_dma(ST& dst, const gl<T>& src, coord idx, int tid) {
   constexpr int insts = (ST::bytes + NUM_WARPS * per_inst - 1) / (NUM_WARPS * per_inst);
   const int row0 = idx.r * ST::rows, col0 = idx.c * ST::cols;
   const T* base = src.ptr(idx.b, idx.d, row0, col0);
-  const int64_t sr = src.stride_row;
+  const int sr = static_cast<int>(src.stride_row);  // offsets inside one tile fit in 32 bits
   const int rows = src.rows - row0, cols = src.cols - col0;
   // Raw buffer over the tile's rows; offsets at or past num_records read as zero.
   const __amdgpu_buffer_rsrc_t rsrc = __builtin_amdgcn_make_buffer_rsrc(const_cast<T*>(base), 0, 0x7FFFFFFF, 0x00020000);
@@ -90,7 +90,7 @@ HK_DEV void group_store_sync(const gl<T>& dst, const ST& src, coord idx, int tid
   constexpr int CE = ST::chunk_elems, K = ST::chunks, total = ST::rows * K;
   const int row0 = idx.r * ST::rows, col0 = idx.c * ST::cols;
   T* base = dst.ptr(idx.b, idx.d, row0, col0);
-  const int64_t sr = dst.stride_row;
+  const int sr = static_cast<int>(dst.stride_row);  // offsets inside one tile fit in 32 bits
   const int rows = dst.rows - row0, cols = dst.cols - col0;
   const bool aligned = ((reinterpret_cast<uintptr_t>(base) | static_cast<uintptr_t>(sr * sizeof(T))) & 15) == 0;
   unroll<(total + THREADS - 1) / THREADS>([&](auto it) {

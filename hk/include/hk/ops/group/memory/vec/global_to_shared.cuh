@@ -16,7 +16,7 @@ HK_DEV void group_load_vec(SV& dst, const gl<T>& src, coord idx, int tid) {
   const int cols = idx.r < src.rows ? src.cols - col0 : 0;
   unroll<(SV::length + THREADS - 1) / THREADS>([&](auto it) {
     const int i = tid + it * THREADS;
-    if (SV::length % THREADS == 0 || i < SV::length) dst.data[i] = i < cols ? base[i] : from_compute<T>(0);
+    if (SV::length % THREADS == 0 || i < SV::length) dst.data[i] = load_or_zero(i < cols, base + i, src.data);
   });
 }
 

@@ -6,7 +6,7 @@
 // (padding slots dropped). Columns past the tensor's edge are zero / not written.
 #pragma once
 
-#include "runs.cuh"
+#include "global_to_register.cuh"
 #include "../../../../types/global/gl.cuh"
 
 namespace hk {
@@ -46,7 +46,7 @@ HK_DEV void gather_rows(RT& dst, const gl<T>& src, const V& row_ids, coord idx) 
     if (row_ok && whole) {
       unroll<L / PE>([&](auto k) { detail::load_bytes<P>(&dst.data[s][e + PE * k], p + PE * k); });
     } else {
-      unroll<L>([&](auto i) { dst.data[s][e + i] = row_ok && i < left ? p[i] : from_compute<T>(0); });
+      unroll<L>([&](auto i) { dst.data[s][e + i] = detail::load_or_zero(row_ok && i < left, p + i, src.data); });
     }
   });
 }

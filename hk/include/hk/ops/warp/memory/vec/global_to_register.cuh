@@ -4,7 +4,7 @@
 // written. Each element is stored by one lane only.
 #pragma once
 
-#include "../../../../types/global/gl.cuh"
+#include "../tile/global_to_register.cuh"
 #include "../../../../types/register/rv.cuh"
 
 namespace hk {
@@ -31,7 +31,7 @@ HK_DEV void load(V& dst, const gl<T>& src, coord idx) {
   const int lane = laneid(), a = lane & 15, g = lane >> 4;
   unroll<V::slots>([&](auto s) {
     const int i = V::index(s, g, a);
-    dst.data[s] = row_in && i < cols ? base[i] : from_compute<T>(0);
+    dst.data[s] = detail::load_or_zero(row_in && i < cols, base + i, src.data);
   });
 }
 
