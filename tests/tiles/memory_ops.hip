@@ -135,11 +135,14 @@ extern "C" __global__ void __launch_bounds__(WAVE) hk_rows_by_index(gl<bf16> tab
 extern "C" __global__ void __launch_bounds__(4 * WAVE) hk_group_dynamic_lds(gl<bf16> a, gl<float> f, gl<bf16> out) {
   using sa = st<bf16, 64, 128>;
   using sf = st<float, 64, 32>;
+  using small = st<bf16, 16, 16>;  // less than one DMA instruction of the workgroup
   auto& s = lds_at<sa>(0);
   auto& t = lds_at<sf>(sa::bytes);
+  auto& u = lds_at<small>(sa::bytes + sf::bytes);
   const coord idx{0, 0, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x)};
   group<4>::load(s, a, idx);
   group<4>::load(t, f, idx);
+  group<4>::load(u, a, idx);
   wait_vm<0>();
   barrier();
   rt<bf16, 16, 128> x;
@@ -147,7 +150,10 @@ extern "C" __global__ void __launch_bounds__(4 * WAVE) hk_group_dynamic_lds(gl<b
   load(x, s, 16 * warpid(), 0);
   load(y, t, 16 * warpid(), 0);
   mul(x, x, y.data[0][0]);
+  rt<bf16, 16, 16> z;
+  load(z, u);
   store(s, x, 16 * warpid(), 0);
+  store(s, z, 0, 16 * warpid());
   barrier();
   group<4>::store(out, s, idx);
 }

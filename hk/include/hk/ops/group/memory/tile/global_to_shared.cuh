@@ -74,12 +74,14 @@ HK_DEV void group_load_dma(ST& dst, const gl<T>& src, coord idx, int tid) {
       const int r = p / row_bytes, in_row = p % row_bytes;
       const int chunk = (in_row / 16) ^ ST::swizzle(r);  // the logical chunk stored at this spot
       const int c = chunk * ST::chunk_elems + (in_row % 16) / static_cast<int>(sizeof(T));
-      const bool in = p < ST::bytes && r < rows && c < cols;
-      const uint32_t voff = in ? static_cast<uint32_t>((r * sr + c) * static_cast<int64_t>(sizeof(T))) : 0x80000000u;
+      const bool in = r < rows && c < cols;
+      const uint32_t voff = in ? static_cast<uint32_t>((r * sr + c) * static_cast<int>(sizeof(T))) : 0x80000000u;
       typedef __attribute__((address_space(3))) unsigned char* lds_ptr;
       typedef __attribute__((address_space(3))) void* lds_void;
       const lds_ptr lds = (lds_ptr)(unsigned char*)dst.data + first;  // generic -> LDS pointer
-      __builtin_amdgcn_raw_ptr_buffer_load_lds(rsrc, (lds_void)lds, B, voff, 0, 0, 0);
+      // Lanes past the tile's end must not run: the DMA writes every active lane's bytes
+      // (zeros when out of range), which would land in the next LDS allocation.
+      if (ST::bytes % per_inst == 0 || p < ST::bytes) __builtin_amdgcn_raw_ptr_buffer_load_lds(rsrc, (lds_void)lds, B, voff, 0, 0, 0);
     }
   });
 }
