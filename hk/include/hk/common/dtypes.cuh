@@ -155,11 +155,28 @@ template <class T> HK_DEV compute_t<T> to_compute(T x) {
 template <class T, class C> HK_DEV T from_compute(C x) {
   if constexpr (is_fp8<T>) return T(static_cast<float>(x));
   else if constexpr (__is_same(T, bool)) return x != 0;
+  else if constexpr (__is_same(T, int8_t)) return static_cast<int8_t>(x < -128 ? -128 : x > 127 ? 127 : x);
   else return static_cast<T>(x);
 }
-// Convert between any two element types through the destination's compute type.
+
+// float -> int rounds toward zero and saturates, NaN -> 0 (what v_cvt_i32_f32 does; a plain C++
+// cast would leave out-of-range values undefined).
+HK_DEV int float_to_int(float x) {
+  if (!(x == x)) return 0;
+  if (x >= 2147483648.0f) return 0x7FFFFFFF;
+  if (x < -2147483648.0f) return static_cast<int>(0x80000000u);
+  return static_cast<int>(x);
+}
+
+template <class C, class X> HK_DEV C to_compute_as(X x) {
+  if constexpr (__is_same(C, int) && __is_same(X, float)) return float_to_int(x);
+  else return static_cast<C>(x);
+}
+
+// Convert between any two element types through the destination's compute type (floating
+// results round to nearest even; integer results round toward zero and saturate).
 template <class U, class T> HK_DEV U convert(T x) {
-  return from_compute<U>(static_cast<compute_t<U>>(to_compute(x)));
+  return from_compute<U>(to_compute_as<compute_t<U>>(to_compute(x)));
 }
 
 }  // namespace hk

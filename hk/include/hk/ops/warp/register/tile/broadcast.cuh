@@ -27,8 +27,10 @@ HK_DEV void broadcast_map(D& d, const A& a, const V& v, F f) {
   constexpr bool along_major = PER_ROW == D::rows_major;
   unroll<D::strips>([&](auto s) {
     unroll<D::slots>([&](auto e) {
-      const auto x = along_major ? v.data[s] : v.data[e];
-      d.data[s][e] = from_compute<T>(f(static_cast<C>(to_compute(a.data[s][e])), static_cast<C>(to_compute(x))));
+      C x;
+      if constexpr (along_major) x = to_compute_as<C>(to_compute(v.data[s]));
+      else x = to_compute_as<C>(to_compute(v.data[e]));
+      d.data[s][e] = from_compute<T>(f(to_compute_as<C>(to_compute(a.data[s][e])), x));
     });
   });
 }

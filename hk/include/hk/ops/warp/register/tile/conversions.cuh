@@ -159,7 +159,7 @@ HK_DEV void transpose_block(uint32_t* out, const uint32_t* in, int a, int g) {
 }
 
 template <class C, class T>
-HK_DEV uint32_t to_word(T x) { return bit_cast<uint32_t>(static_cast<C>(to_compute(x))); }
+HK_DEV uint32_t to_word(T x) { return bit_cast<uint32_t>(to_compute_as<C>(to_compute(x))); }
 
 template <class U, class C>
 HK_DEV U from_word(uint32_t w) { return from_compute<U>(bit_cast<C>(w)); }

@@ -38,7 +38,7 @@ HK_DEV void map(D& d, const A& a, F f) {
   static_assert(congruent<D, A>, "hk: operands must share a layout (convert with hk::copy)");
   using T = typename D::dtype;
   unroll<reg_info<D>::n>([&](auto i) {
-    slot<i>(d) = from_compute<T>(f(static_cast<compute_t<T>>(to_compute(slot<i>(a)))));
+    slot<i>(d) = from_compute<T>(f(to_compute_as<compute_t<T>>(to_compute(slot<i>(a)))));
   });
 }
 
@@ -48,7 +48,7 @@ HK_DEV void map(D& d, const A& a, const B& b, F f) {
   using T = typename D::dtype;
   using C = compute_t<T>;
   unroll<reg_info<D>::n>([&](auto i) {
-    slot<i>(d) = from_compute<T>(f(static_cast<C>(to_compute(slot<i>(a))), static_cast<C>(to_compute(slot<i>(b)))));
+    slot<i>(d) = from_compute<T>(f(to_compute_as<C>(to_compute(slot<i>(a))), to_compute_as<C>(to_compute(slot<i>(b)))));
   });
 }
 
@@ -57,7 +57,7 @@ HK_DEV void map_scalar(D& d, const A& a, compute_t<typename D::dtype> s, F f) {
   static_assert(congruent<D, A>, "hk: operands must share a layout (convert with hk::copy)");
   using T = typename D::dtype;
   using C = compute_t<T>;
-  unroll<reg_info<D>::n>([&](auto i) { slot<i>(d) = from_compute<T>(f(static_cast<C>(to_compute(slot<i>(a))), s)); });
+  unroll<reg_info<D>::n>([&](auto i) { slot<i>(d) = from_compute<T>(f(to_compute_as<C>(to_compute(slot<i>(a))), s)); });
 }
 
 template <class X> inline constexpr bool is_float_reg = __is_same(compute_t<typename X::dtype>, float);
@@ -168,7 +168,7 @@ HK_DEV void compare(M& m, const A& a, const B& b, F f) {
   static_assert(__is_same(typename M::dtype, bool), "hk: a comparison writes a bool mask");
   static_assert(congruent<M, A> && congruent<M, B>, "hk: mask and operands must share a layout; compare float copies of 16-bit tiles");
   using C = compute_t<typename A::dtype>;
-  unroll<reg_info<M>::n>([&](auto i) { slot<i>(m) = mask_byte(f(static_cast<C>(to_compute(slot<i>(a))), static_cast<C>(to_compute(slot<i>(b))))); });
+  unroll<reg_info<M>::n>([&](auto i) { slot<i>(m) = mask_byte(f(to_compute_as<C>(to_compute(slot<i>(a))), to_compute_as<C>(to_compute(slot<i>(b))))); });
 }
 template <class M, class A, class F>
 HK_DEV void compare_scalar(M& m, const A& a, compute_t<typename A::dtype> s, F f) {

@@ -24,15 +24,15 @@ HK_DEV void reduce(V& d, const A& a, Op op) {
   constexpr bool over_minor = PER_ROW == A::rows_major;
   if constexpr (over_minor) {
     unroll<A::strips>([&](auto s) {
-      C acc = static_cast<C>(to_compute(a.data[s][0]));
-      unroll<A::slots - 1>([&](auto e) { acc = op(acc, static_cast<C>(to_compute(a.data[s][e + 1]))); });
+      C acc = to_compute_as<C>(to_compute(a.data[s][0]));
+      unroll<A::slots - 1>([&](auto e) { acc = op(acc, to_compute_as<C>(to_compute(a.data[s][e + 1]))); });
       if constexpr (!A::pattern::dup) acc = reduce_across_groups(acc, op);
       d.data[s] = from_compute<T>(acc);
     });
   } else {
     unroll<A::slots>([&](auto e) {
-      C acc = static_cast<C>(to_compute(a.data[0][e]));
-      unroll<A::strips - 1>([&](auto s) { acc = op(acc, static_cast<C>(to_compute(a.data[s + 1][e]))); });
+      C acc = to_compute_as<C>(to_compute(a.data[0][e]));
+      unroll<A::strips - 1>([&](auto s) { acc = op(acc, to_compute_as<C>(to_compute(a.data[s + 1][e]))); });
       d.data[e] = from_compute<T>(reduce_group16(acc, op));
     });
   }
