@@ -56,11 +56,11 @@ HK_DEV void bind_words(X& x) {
 }
 }  // namespace detail
 
-// Pin a register tile (or vector) behind the preceding wait: see the top of this file.
-template <class X>
-HK_DEV void bind(X& x) {
-  static_assert(is_rt<X> || is_rv<X>, "hk::bind: takes a register tile or vector");
-  detail::bind_words(x);
+// Pin register tiles (or vectors) behind the preceding wait: see the top of this file.
+template <class... X>
+HK_DEV void bind(X&... x) {
+  static_assert(((is_rt<X> || is_rv<X>) && ...), "hk::bind: takes register tiles or vectors");
+  (detail::bind_words(x), ...);
 }
 
 // Scheduling hints. sched_barrier<MASK>(): the instruction kinds in MASK may cross it (0: none);

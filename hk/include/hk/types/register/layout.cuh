@@ -30,6 +30,39 @@ template <class L> using flip_layout = __type_pack_element<L::is_row ? 1 : 0, ro
 template <class T>
 using pattern_for = __type_pack_element<is_16bit<T> ? 1 : 0, arch::acc_pattern, arch::opnd_pattern>;
 
+namespace detail {
+
+// Self-check of a fragment pattern for a minor length N, evaluated at compile time below: every
+// minor index is held exactly once per lane group (dup patterns) or once across the groups, and
+// slots in a run are contiguous minor indices.
+template <class P, int N>
+constexpr bool pattern_is_sound() {
+  int count[512] = {};
+  for (int g = 0; g < GROUPS; ++g)
+    for (int e = 0; e < P::template slots<N>(); ++e) {
+      const int m = P::template minor_of<N>(e, g);
+      if (m < 0 || m >= N) return false;
+      ++count[m];
+      const int len = P::template run_len<N>(e);
+      if (e % len != 0 && P::template minor_of<N>(e, g) != P::template minor_of<N>(e - 1, g) + 1) return false;
+    }
+  for (int m = 0; m < N; ++m)
+    if (count[m] != (P::dup ? GROUPS : 1)) return false;
+  return true;
+}
+
+template <class P>
+constexpr bool pattern_is_sound_all() {
+  return pattern_is_sound<P, 16>() && pattern_is_sound<P, 32>() && pattern_is_sound<P, 48>() &&
+         pattern_is_sound<P, 64>() && pattern_is_sound<P, 80>() && pattern_is_sound<P, 128>() &&
+         pattern_is_sound<P, 256>();
+}
+
+static_assert(pattern_is_sound_all<arch::opnd_pattern>(), "hk: the target's operand pattern is not a partition of the strip");
+static_assert(pattern_is_sound_all<arch::acc_pattern>(), "hk: the target's accumulator pattern is not a partition of the strip");
+
+}  // namespace detail
+
 // Vector distributions ("vl"): how the elements of an rv are spread over the lanes.
 //  vl_major:      element i of each 16 is held by lanes with lane%16 == i%16 (one slot per 16),
 //                 the same in every lane group: a vector along a tile's major dimension.
