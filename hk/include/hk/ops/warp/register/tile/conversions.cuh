@@ -3,7 +3,7 @@
 //
 // When the two layouts put the same element in the same slot of the same lane, copy is a
 // conversion per slot. Otherwise elements move between lanes with ds_bpermute (an LDS-unit
-// lane shuffle that uses no LDS memory):
+// lane shuffle that uses no LDS memory), or v_permlanex16 between the halves of a wave32:
 //
 //  - same major dimension (e.g. an fp32 accumulator row_l -> a 16-bit col_l B operand): an
 //    element keeps its lane%16 and only changes lane group and slot; each destination slot pulls
@@ -118,6 +118,12 @@ HK_DEV void pull_strip(uint32_t* dst, const uint32_t* src, int a, int g) {
       constexpr int K = decltype(k)::value;
       if constexpr (p.own[K]) {
         v[K] = src[p.es[K]];
+      } else if constexpr (GROUPS == 2) {
+        // Wave32: the element is in this lane or in its twin of the other half; v_permlanex16
+        // fetches the twin without a trip through the LDS unit.
+        const uint32_t x = src[p.es[K]], twin = shfl_xor<16>(x);
+        if constexpr (p.src_group[0] == 1 && p.src_group[1] == 0) v[K] = twin;
+        else v[K] = pick_const([&](auto h) { return p.src_group[decltype(h)::value]; }, g) == g ? x : twin;
       } else {
         const int sg = pick_const([&](auto h) { return p.src_group[decltype(h)::value]; }, g);
         v[K] = bpermute(src[p.es[K]], a + 16 * sg);
