@@ -25,6 +25,12 @@ struct coord {
   int b, d, r, c;
 };
 
+// The launcher packs gl<T> as kernel arguments by hand: its byte layout is part of the contract.
+static_assert(sizeof(gl<float>) == 48 && alignof(gl<float>) == 8, "hk::gl: 48 bytes, 8-byte aligned");
+static_assert(__builtin_offsetof(gl<float>, batch) == 8 && __builtin_offsetof(gl<float>, cols) == 20 &&
+                  __builtin_offsetof(gl<float>, stride_batch) == 24 && __builtin_offsetof(gl<float>, stride_row) == 40,
+              "hk::gl: field offsets are data 0, batch 8, depth 12, rows 16, cols 20, stride_batch 24, stride_depth 32, stride_row 40");
+
 template <class X> inline constexpr bool is_gl = false;
 template <class T> inline constexpr bool is_gl<gl<T>> = true;
 
