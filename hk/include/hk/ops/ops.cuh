@@ -1,0 +1,3 @@
+#pragma once
+#include "warp/warp.cuh"
+#include "group/group.cuh"

@@ -1,0 +1,40 @@
+// Single elements of a global tensor: load_scalar, store_scalar, atomic_add. Indices are
+// element indices (b, d, r, c); no bounds checks. Every lane that calls them performs them.
+#pragma once
+
+#include "../../../types/global/gl.cuh"
+
+namespace hk {
+
+template <class T>
+HK_DEV T load_scalar(const gl<T>& g, int b, int d, int r, int c) { return *g.ptr(b, d, r, c); }
+
+template <class T>
+HK_DEV void store_scalar(const gl<T>& g, int b, int d, int r, int c, T v) { *g.ptr(b, d, r, c) = v; }
+
+// Device-scope relaxed atomic add; returns nothing. float and int32 use the hardware atomics
+// (or the compiler's compare-and-swap loop where fine-grained memory could need it); bf16 and
+// fp16 use a compare-and-swap loop on the aligned 32-bit word holding the element.
+template <class T>
+HK_DEV void atomic_add(const gl<T>& g, int b, int d, int r, int c, compute_t<T> v) {
+  T* p = g.ptr(b, d, r, c);
+  if constexpr (__is_same(T, float) || __is_same(T, int32_t)) {
+    __hip_atomic_fetch_add(p, static_cast<T>(v), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+  } else {
+    static_assert(is_16bit<T>, "hk::atomic_add: float, int32_t, bf16 or fp16");
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(p);
+    uint32_t* word = reinterpret_cast<uint32_t*>(addr & ~uintptr_t(3));
+    const int shift = (addr & 2) ? 16 : 0;
+    uint32_t old = __hip_atomic_load(word, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
+    while (true) {
+      const T cur = bit_cast<T>(static_cast<uint16_t>(old >> shift));
+      const uint16_t upd = bit_cast<uint16_t>(from_compute<T>(to_compute(cur) + v));
+      const uint32_t want = (old & ~(0xFFFFu << shift)) | (static_cast<uint32_t>(upd) << shift);
+      if (__hip_atomic_compare_exchange_strong(word, &old, want, __ATOMIC_RELAXED, __ATOMIC_RELAXED,
+                                               __HIP_MEMORY_SCOPE_AGENT))
+        break;
+    }
+  }
+}
+
+}  // namespace hk

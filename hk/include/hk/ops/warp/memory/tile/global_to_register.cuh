@@ -1,0 +1,79 @@
+// Global <-> registers for tiles: load(rt&, const gl&, coord) and store(const gl&, const rt&,
+// coord). Rows and columns past the tensor's edge read as zero and are not written.
+//
+// A tile wholly inside the tensor, with 16-byte aligned rows, moves in runs of up to 16 bytes
+// per lane (global_load_b128 / global_load_dwordx4 for row-layout 16-bit tiles). Any other tile
+// (a ragged edge, an unaligned view) takes the element path, with a bounds check per element
+// (loads read the tensor's first element for out-of-range lanes, then select zero: the tensor
+// must not be empty).
+// The choice is uniform across the wave.
+#pragma once
+
+#include "runs.cuh"
+#include "../../../../types/global/gl.cuh"
+
+namespace hk {
+namespace detail {
+
+// *p where `in`, else 0, without a branch: an out-of-range lane reads `safe` (the tensor's first
+// element) instead, so the load needs no exec mask and no saved lane masks.
+template <class T>
+HK_DEV T load_or_zero(bool in, const T* p, const T* safe) {
+  const T v = *(in ? p : safe);
+  return in ? v : from_compute<T>(0);
+}
+
+template <class RT, class T>
+HK_DEV bool whole_and_aligned(const gl<T>& g, const T* base, int row0, int col0) {
+  const bool inside = row0 + RT::rows <= g.rows && col0 + RT::cols <= g.cols;
+  const bool aligned = ((reinterpret_cast<uintptr_t>(base) | static_cast<uintptr_t>(g.stride_row * sizeof(T))) & 15) == 0;
+  return inside && aligned;
+}
+
+}  // namespace detail
+
+template <class RT, class T> requires is_rt<RT>
+HK_DEV void load(RT& dst, const gl<T>& src, coord idx) {
+  static_assert(is_rt<RT> && __is_same(typename RT::dtype, T), "hk::load: tile and tensor must have the same element type");
+  const int row0 = idx.r * RT::rows, col0 = idx.c * RT::cols;
+  const T* base = src.ptr(idx.b, idx.d, row0, col0);
+  const int sr = static_cast<int>(src.stride_row);  // offsets inside one tile fit in 32 bits
+  if (detail::whole_and_aligned<RT>(src, base, row0, col0)) {
+    detail::for_each_run<RT>([&](auto s, auto e, auto l, int r, int c) {
+      constexpr int L = decltype(l)::value, P = detail::piece_bytes<T, L>, PE = P / static_cast<int>(sizeof(T));
+      unroll<L / PE>([&](auto k) { detail::load_bytes<P>(&dst.data[s][e + PE * k], base + r * sr + c + PE * k); });
+    });
+  } else {
+    const int rows = src.rows - row0, cols = src.cols - col0;
+    detail::for_each_run<RT>([&](auto s, auto e, auto l, int r, int c) {
+      unroll<decltype(l)::value>([&](auto i) {
+        const bool in = r < rows && c + i < cols;
+        dst.data[s][e + i] = detail::load_or_zero(in, base + r * sr + c + i, src.data);
+      });
+    });
+  }
+}
+
+template <class RT, class T> requires is_rt<RT>
+HK_DEV void store(const gl<T>& dst, const RT& src, coord idx) {
+  static_assert(is_rt<RT> && __is_same(typename RT::dtype, T), "hk::store: tile and tensor must have the same element type");
+  const int row0 = idx.r * RT::rows, col0 = idx.c * RT::cols;
+  T* base = dst.ptr(idx.b, idx.d, row0, col0);
+  const int sr = static_cast<int>(dst.stride_row);  // offsets inside one tile fit in 32 bits
+  if (!detail::writes_memory<RT>()) return;
+  if (detail::whole_and_aligned<RT>(dst, base, row0, col0)) {
+    detail::for_each_run<RT>([&](auto s, auto e, auto l, int r, int c) {
+      constexpr int L = decltype(l)::value, P = detail::piece_bytes<T, L>, PE = P / static_cast<int>(sizeof(T));
+      unroll<L / PE>([&](auto k) { detail::store_bytes<P>(base + r * sr + c + PE * k, &src.data[s][e + PE * k]); });
+    });
+  } else {
+    const int rows = dst.rows - row0, cols = dst.cols - col0;
+    detail::for_each_run<RT>([&](auto s, auto e, auto l, int r, int c) {
+      unroll<decltype(l)::value>([&](auto i) {
+        if (r < rows && c + i < cols) base[r * sr + c + i] = src.data[s][e + i];
+      });
+    });
+  }
+}
+
+}  // namespace hk

@@ -1,0 +1,277 @@
+// hk::copy(dst, src): converts element type and layout of register tiles (and vectors), and
+// hk::transpose(dst, src).
+//
+// When the two layouts put the same element in the same slot of the same lane, copy is a
+// conversion per slot. Otherwise elements move between lanes with ds_bpermute (an LDS-unit
+// lane shuffle that uses no LDS memory), or v_permlanex16 between the halves of a wave32:
+//
+//  - same major dimension (e.g. an fp32 accumulator row_l -> a 16-bit col_l B operand): an
+//    element keeps its lane%16 and only changes lane group and slot; each destination slot pulls
+//    from at most one slot per lane group: <= GROUPS bpermutes per slot, fewer when groups agree.
+//  - different major dimension (e.g. an fp32 accumulator row_l -> a 16-bit row_l A operand, the
+//    flash-attention P): each 16x16 block is transposed. The source is first brought to the
+//    canonical pattern (lane group g holds minor indices K*g .. K*g+K-1, K = 16/GROUPS), then
+//    transposed in K rounds of one bpermute per slot: in round r the lane holding row a reads
+//    the lane holding column (b + r) mod K of its block, which must supply its slot (a - r) mod K;
+//    both sides rotate their K slots by a lane-dependent amount (log2 K select steps) so that
+//    every round reads one register. Then the canonical pattern is brought to the destination's.
+//
+// Values travel as 32-bit words of the destination's compute type (float or int), so every
+// element conversion happens once, rounding to nearest even.
+#pragma once
+
+#include "maps.cuh"
+
+namespace hk {
+namespace detail {
+
+inline constexpr int CANON_K = 16 / GROUPS;
+
+// Canonical pattern: slot e of block e/K holds minor index 16*(e/K) + K*g + e%K.
+struct canon_pattern {
+  static constexpr bool dup = false;
+  template <int N> static constexpr int slots() { return N / GROUPS; }
+  template <int N> static constexpr int minor_of(int e, int g) { return 16 * (e / CANON_K) + CANON_K * g + e % CANON_K; }
+};
+
+// Where a destination slot's element comes from, for each destination lane group: the source
+// slot es[k] of the distinct sources k = pick[g], read from lane group src_group[g] (same lane%16).
+struct pull_plan {
+  int n = 0;
+  int es[4] = {};
+  bool own[4] = {};     // every group using source k reads its own lane
+  int pick[4] = {};
+  int src_group[4] = {};
+};
+
+template <class PS, int N>
+constexpr pull_plan plan_pull(int m_of_group[4]) {
+  pull_plan p;
+  for (int g = 0; g < GROUPS; ++g) {
+    const int m = m_of_group[g];
+    int es = -1, gs = -1;
+    // Prefer this lane's own group (free), then any group holding m.
+    for (int e = 0; e < PS::template slots<N>() && es < 0; ++e)
+      if (PS::template minor_of<N>(e, g) == m) { es = e; gs = g; }
+    for (int h = 0; h < GROUPS && es < 0; ++h)
+      for (int e = 0; e < PS::template slots<N>() && es < 0; ++e)
+        if (PS::template minor_of<N>(e, h) == m) { es = e; gs = h; }
+    int k = 0;
+    while (k < p.n && p.es[k] != es) ++k;
+    if (k == p.n) { p.es[k] = es; p.own[k] = true; ++p.n; }
+    p.own[k] = p.own[k] && gs == g;
+    p.pick[g] = k;
+    p.src_group[g] = gs;
+  }
+  return p;
+}
+
+template <int SD>
+struct pull_plans { pull_plan p[SD]; };
+
+template <class PD, class PS, int N>
+constexpr pull_plans<PD::template slots<N>()> make_pull_plans() {
+  pull_plans<PD::template slots<N>()> r;
+  for (int e = 0; e < PD::template slots<N>(); ++e) {
+    int m[4] = {};
+    for (int g = 0; g < GROUPS; ++g) m[g] = PD::template minor_of<N>(e, g);
+    r.p[e] = plan_pull<PS, N>(m);
+  }
+  return r;
+}
+
+// An opaque copy of a register value. Selecting between two values loaded from one array gets
+// folded into a single load with a computed index, which then keeps the array out of registers
+// (scratch); selecting between laundered values cannot be.
+HK_DEV uint32_t launder(uint32_t x) {
+  asm("" : "+v"(x));
+  return x;
+}
+
+// x[i] for a runtime i < N (a chain of v_cndmask).
+template <int N>
+HK_DEV uint32_t pick(const uint32_t (&x)[N], int i) {
+  uint32_t r = launder(x[0]);
+  unroll<N - 1>([&](auto k) {
+    const uint32_t v = launder(x[k + 1]);
+    if (i == k + 1) r = v;
+  });
+  return r;
+}
+
+// TABLE[i] for a runtime i < GROUPS and a compile-time table given as a constexpr lambda.
+template <class F>
+HK_DEV int pick_const(F table, int i) {
+  int r = table(ic<0>{});
+  unroll<GROUPS - 1>([&](auto k) { if (i == k + 1) r = table(ic<k + 1>{}); });
+  return r;
+}
+
+// One strip with the same major index: dst (pattern PD) from src (pattern PS), minor length N.
+template <class PD, class PS, int N>
+HK_DEV void pull_strip(uint32_t* dst, const uint32_t* src, int a, int g) {
+  constexpr auto plans = make_pull_plans<PD, PS, N>();
+  unroll<PD::template slots<N>()>([&](auto e) {
+    constexpr pull_plan p = plans.p[decltype(e)::value];
+    uint32_t v[p.n];
+    unroll<p.n>([&](auto k) {
+      constexpr int K = decltype(k)::value;
+      if constexpr (p.own[K]) {
+        v[K] = src[p.es[K]];
+      } else if constexpr (GROUPS == 2) {
+        // Wave32: the element is in this lane or in its twin of the other half; v_permlanex16
+        // fetches the twin without a trip through the LDS unit.
+        const uint32_t x = src[p.es[K]], twin = shfl_xor<16>(x);
+        if constexpr (p.src_group[0] == 1 && p.src_group[1] == 0) v[K] = twin;
+        else v[K] = pick_const([&](auto h) { return p.src_group[decltype(h)::value]; }, g) == g ? x : twin;
+      } else {
+        const int sg = pick_const([&](auto h) { return p.src_group[decltype(h)::value]; }, g);
+        v[K] = bpermute(src[p.es[K]], a + 16 * sg);
+      }
+    });
+    if constexpr (p.n == 1) {
+      dst[e] = v[0];
+    } else {
+      dst[e] = pick(v, pick_const([&](auto h) { return p.pick[decltype(h)::value]; }, g));
+    }
+  });
+}
+
+// y[r] = x[(r - c) mod K] for a runtime 0 <= c < K: log2(K) conditional rotations.
+template <int K>
+HK_DEV void rotate(uint32_t (&x)[K], int c) {
+  unroll<(K == 8 ? 3 : K == 4 ? 2 : 1)>([&](auto bit) {
+    constexpr int step = 1 << decltype(bit)::value;
+    uint32_t y[K];
+    const bool on = (c >> bit) & 1;
+    unroll<K>([&](auto r) {
+      const uint32_t moved = launder(x[(r - step + K) % K]), kept = launder(x[r]);  // see launder()
+      y[r] = on ? moved : kept;
+    });
+    unroll<K>([&](auto r) { x[r] = y[r]; });
+  });
+}
+
+// Transposes one 16x16 block held in the canonical pattern: in[s] = X[a][K*g + s] becomes
+// out[t] = X[K*g + t][a] (lane a = lane%16, group g).
+HK_DEV void transpose_block(uint32_t* out, const uint32_t* in, int a, int g) {
+  constexpr int K = CANON_K;
+  uint32_t p[K], recv[K];
+  unroll<K>([&](auto u) { p[u] = in[(K - u) % K]; });
+  rotate<K>(p, a % K);  // p[r] = in[(a - r) mod K]
+  unroll<K>([&](auto r) { recv[r] = bpermute(p[r], K * g + (a + r) % K + 16 * (a / K)); });
+  rotate<K>(recv, a % K);  // out[t] = recv[(t - a) mod K]
+  unroll<K>([&](auto t) { out[t] = recv[t]; });
+}
+
+template <class C, class T>
+HK_DEV uint32_t to_word(T x) { return bit_cast<uint32_t>(to_compute_as<C>(to_compute(x))); }
+
+template <class U, class C>
+HK_DEV U from_word(uint32_t w) { return from_compute<U>(bit_cast<C>(w)); }
+
+template <class D, class A>
+HK_DEV void relayout(D& d, const A& a) {
+  using U = typename D::dtype;
+  using C = compute_t<U>;
+  const int lane = laneid(), la = lane & 15, g = lane >> 4;
+  uint32_t src[A::strips][A::slots];
+  unroll<A::strips>([&](auto s) { unroll<A::slots>([&](auto e) { src[s][e] = to_word<C>(a.data[s][e]); }); });
+  uint32_t dst[D::strips][D::slots];
+  if constexpr (A::rows_major == D::rows_major) {
+    unroll<A::strips>([&](auto s) {
+      pull_strip<typename D::pattern, typename A::pattern, A::minor>(dst[s], src[s], la, g);
+    });
+  } else {
+    constexpr int K = CANON_K;
+    // Canonical with the source's major dimension, then blockwise transpose, then the
+    // destination's pattern.
+    uint32_t cs[A::strips][A::minor / GROUPS];
+    unroll<A::strips>([&](auto s) { pull_strip<canon_pattern, typename A::pattern, A::minor>(cs[s], src[s], la, g); });
+    uint32_t cd[D::strips][D::minor / GROUPS];
+    unroll<A::strips>([&](auto s) {
+      unroll<A::minor / 16>([&](auto b) { transpose_block(&cd[b][K * s], &cs[s][K * b], la, g); });
+    });
+    unroll<D::strips>([&](auto s) { pull_strip<typename D::pattern, canon_pattern, D::minor>(dst[s], cd[s], la, g); });
+  }
+  unroll<D::strips>([&](auto s) { unroll<D::slots>([&](auto e) { d.data[s][e] = from_word<U, C>(dst[s][e]); }); });
+}
+
+// Vectors: between distributions.
+template <class D, class A>
+HK_DEV void relayout_vec(D& d, const A& a) {
+  using U = typename D::dtype;
+  using C = compute_t<U>;
+  constexpr int N = D::length;
+  const int lane = laneid(), la = lane & 15, g = lane >> 4;
+  uint32_t src[A::slots], dst[D::slots];
+  unroll<A::slots>([&](auto e) { src[e] = to_word<C>(a.data[e]); });
+  if constexpr (!A::is_major && !D::is_major) {
+    pull_strip<typename D::dist::pattern, typename A::dist::pattern, N>(dst, src, la, g);
+  } else if constexpr (A::is_major) {
+    // Element i of a major vector sits in slot i/16 of lane i%16 (any group).
+    unroll<D::slots>([&](auto s) {
+      const int i = pick_const([&](auto h) { return D::index(decltype(s)::value, decltype(h)::value, 0); }, g);
+      uint32_t v[N / 16];
+      unroll<N / 16>([&](auto k) { v[k] = bpermute(src[k], 16 * g + i % 16); });
+      dst[s] = pick(v, i / 16);
+    });
+  } else {
+    // Element 16*s + la of a minor vector: in the source slot e' and lane group g' with
+    // minor_of(e', g') == 16*s + la; any lane of group g' holds it.
+    unroll<D::slots>([&](auto s) {
+      uint32_t r = 0;
+      unroll<A::slots>([&](auto e) {
+        int from = -1;
+        unroll<GROUPS>([&](auto h) {
+          constexpr int m = A::index(decltype(e)::value, decltype(h)::value, 0);
+          if constexpr (m / 16 == decltype(s)::value) { if (la == m % 16) from = h; }
+        });
+        bool any = false;
+        unroll<GROUPS>([&](auto h) { any = any || A::index(e, h, 0) / 16 == s; });
+        if (any) {
+          const uint32_t v = bpermute(src[e], 16 * (from < 0 ? 0 : from) + la);
+          if (from >= 0) r = v;
+        }
+      });
+      dst[s] = r;
+    });
+  }
+  unroll<D::slots>([&](auto s) { d.data[s] = from_word<U, C>(dst[s]); });
+}
+
+}  // namespace detail
+
+// dst = src with dst's element type and layout (see the top of this file).
+template <class D, class A>
+HK_DEV void copy(D& d, const A& a) {
+  if constexpr (is_rt<D>) {
+    static_assert(is_rt<A> && D::rows == A::rows && D::cols == A::cols, "hk::copy: tiles must have the same shape");
+    if constexpr (same_slots<D, A>) {
+      unroll<D::strips>([&](auto s) { unroll<D::slots>([&](auto e) { d.data[s][e] = convert<typename D::dtype>(a.data[s][e]); }); });
+    } else {
+      detail::relayout(d, a);
+    }
+  } else {
+    static_assert(is_rv<D> && is_rv<A> && D::length == A::length, "hk::copy: vectors must have the same length");
+    if constexpr (__is_same(typename D::dist, typename A::dist)) {
+      unroll<D::slots>([&](auto s) { d.data[s] = convert<typename D::dtype>(a.data[s]); });
+    } else {
+      detail::relayout_vec(d, a);
+    }
+  }
+}
+
+// d = a^T, d is CxR for an RxC a (any layouts and element types).
+template <class D, class A>
+HK_DEV void transpose(D& d, const A& a) {
+  static_assert(is_rt<D> && is_rt<A> && D::rows == A::cols && D::cols == A::rows, "hk::transpose: d must be CxR for an RxC a");
+  // a's registers, read as the transposed tile in the other layout, are a^T: rows and columns
+  // swap roles while strips and slots stay.
+  using AT = rt<typename A::dtype, A::cols, A::rows, flip_layout<typename A::layout>>;
+  AT at;
+  __builtin_memcpy(&at.data, &a.data, sizeof(a.data));
+  copy(d, at);
+}
+
+}  // namespace hk

@@ -1,0 +1,4 @@
+#pragma once
+#include "layout.cuh"
+#include "rv.cuh"
+#include "rt.cuh"

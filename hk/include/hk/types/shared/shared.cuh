@@ -1,0 +1,4 @@
+#pragma once
+#include "st.cuh"
+#include "sv.cuh"
+#include "lds.cuh"
