@@ -16,10 +16,14 @@ import hk
 from hk.runtime import device
 
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("dump", None, ["ir", "cpp"], "print the kernel's IR or C++ and exit")
-flags.DEFINE_bool("build", False, "compile the kernel, run the gates, print the report and exit")
-flags.DEFINE_string("arch", None, "target architecture (default: the GPU's, else gfx1100)")
-flags.DEFINE_integer("repeat", 20, "timed repetitions on a GPU")
+
+
+def _define_flags():
+    # Defined when an example runs as a program, not when a tool imports it for its kernel.
+    flags.DEFINE_enum("dump", None, ["ir", "cpp"], "print the kernel's IR or C++ and exit")
+    flags.DEFINE_bool("build", False, "compile the kernel, run the gates, print the report and exit")
+    flags.DEFINE_string("arch", None, "target architecture (default: HK_ARCH, the GPU's, else gfx1100)")
+    flags.DEFINE_integer("repeat", 20, "timed repetitions on a GPU")
 
 # Tolerances per output dtype: (rtol, atol). bf16 keeps 8 bits of mantissa, fp16 11.
 TOLERANCES = {"bfloat16": (1.6e-2, 1e-2), "float16": (1e-3, 1e-3), "float32": (1e-5, 1e-5)}
@@ -86,4 +90,5 @@ def run(kernels, checks):
         checks(device_name, FLAGS.repeat if runner == "gpu" else 0)
         return 0
 
+    _define_flags()
     app.run(main)

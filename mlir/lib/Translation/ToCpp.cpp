@@ -66,10 +66,16 @@ LogicalResult KernelWriter::writeKernel(func::FuncOp kernel) {
     e.os << ", register tiles peak at " << vgprs.getInt() << " VGPRs";
   e.os << "\n";
   e.os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")";
-  // A kernel's max_vgprs is a hard limit for the compiler too (it spills beyond it, and the
-  // resource gate then refuses the build).
-  if (auto cap = kernel->getAttrOfType<IntegerAttr>("hk.max_vgprs"))
-    e.os << " __attribute__((amdgpu_num_vgpr(" << cap.getInt() << ")))";
+  // A kernel's max_vgprs is a limit for the compiler too: as a VGPR count, and as the occupancy
+  // it implies, which the backend honours (it spills beyond it; the resource gate then refuses
+  // the build).
+  if (auto cap = kernel->getAttrOfType<IntegerAttr>("hk.max_vgprs")) {
+    int64_t granule = e.facts.vgprGranule;
+    int64_t allocated = std::max<int64_t>(granule, (cap.getInt() + granule - 1) / granule * granule);
+    int64_t waves = std::min(e.facts.maxWavesPerSimd, e.facts.vgprsPerSimd / allocated);
+    e.os << " __attribute__((amdgpu_num_vgpr(" << cap.getInt() << "), amdgpu_waves_per_eu("
+         << std::max<int64_t>(1, waves) << ")))";
+  }
   e.os << "\n" << kernel.getSymName() << "(";
   for (auto [i, arg] : llvm::enumerate(kernel.getArguments())) {
     auto type = e.typeName(arg.getType(), kernel.getLoc());

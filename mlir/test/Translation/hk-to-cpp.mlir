@@ -101,9 +101,10 @@ module attributes {hk.arch = "gfx1100"} {
 
 // -----
 
-// A kernel's max_vgprs becomes the compiler's VGPR limit.
+// A kernel's max_vgprs becomes the compiler's VGPR limit, and the occupancy it implies:
+// 48 VGPRs in gfx1100's granules of 24 leave room for 1536 / 48 = 32 waves, capped at 16.
 // CHECK-LABEL: kernel capped:
-// CHECK: __launch_bounds__(64) __attribute__((amdgpu_num_vgpr(48)))
+// CHECK: __launch_bounds__(64) __attribute__((amdgpu_num_vgpr(48), amdgpu_waves_per_eu(16)))
 module {
   func.func @capped() attributes {hk.kernel, hk.warps = 2 : i32, hk.max_vgprs = 48 : i64} {
     return

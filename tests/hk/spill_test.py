@@ -1,0 +1,28 @@
+"""k.build() never returns a spilling kernel: the resource gate refuses it with the numbers."""
+
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "kernels"))
+import spilling  # noqa: E402
+
+from hk.errors import ResourceError  # noqa: E402
+
+
+def test_build_refuses_a_spilling_kernel():
+    with pytest.raises(ResourceError) as e:
+        spilling.spilling.build(arch="gfx1100")
+    message = str(e.value)
+    assert "kernel spilling on gfx1100 spills" in message
+    assert "VGPR(s)" in message and "scratch" in message
+    assert "hint:" in message
+
+
+def test_the_same_kernel_without_the_cap_builds():
+    import hk
+
+    uncapped = hk.kernel(spilling.spilling.fn, grid=spilling.spilling.grid, warps=4)
+    build = uncapped.build(arch="gfx1100")
+    assert build.meta.spills == 0 and build.meta.scratch_bytes == 0
