@@ -36,6 +36,20 @@ extern "C" __global__ void __launch_bounds__(WAVE) hk_layouts(gl<bf16> in, gl<fp
   store(tout, t, idx);
 }
 
+// fp32 transposes: same layout (the in-register block transpose) and into the other layout
+// (free: the registers are reinterpreted).
+extern "C" __global__ void __launch_bounds__(WAVE) hk_transpose_fp32(gl<float> in, gl<float> out) {
+  const coord idx{0, 0, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x)};
+  rt<float, 32, 48> x;
+  rt<float, 48, 32> t;
+  rt<float, 48, 32, col_l> u;
+  load(x, in, idx);
+  transpose(t, x);
+  transpose(u, x);
+  store(out, t, idx);
+  store(out, u, {0, 0, idx.r + 1, idx.c});
+}
+
 // Vectors: a reduction of the accumulator layout broadcast onto an operand-layout tile.
 extern "C" __global__ void __launch_bounds__(WAVE) hk_vectors(gl<float> in, gl<bf16> bin, gl<bf16> out) {
   const coord idx{0, 0, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x)};

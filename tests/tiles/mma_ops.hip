@@ -48,9 +48,11 @@ extern "C" __global__ void __launch_bounds__(4 * WAVE) hk_gemm_lds(gl<bf16> A, g
     load(a, sa, 16 * w, 0);
     load(b, sb);
     wait_lds<0>();
-    bind(a);
-    bind(b);
+    bind(a, b);
+    set_prio<1>();
     mma_ABt(acc, a, b, acc);
+    set_prio<0>();
+    sched_barrier<0>();
     barrier();
   }
   store(C, acc, {0, 0, 4 * static_cast<int>(blockIdx.y) + w, static_cast<int>(blockIdx.x)});

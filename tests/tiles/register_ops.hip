@@ -47,6 +47,7 @@ extern "C" __global__ void __launch_bounds__(WAVE) hk_select(gl<float> in, gl<in
   eq(m, n, 7); select(z, m, y, z);
   ne(m, n, 0); select(z, m, z, 0.0f);
   neg_infty(y); max(z, z, y);
+  pos_infty(y); min(z, z, y);
   store(out, z, idx);
 }
 

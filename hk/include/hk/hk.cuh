@@ -8,9 +8,7 @@
 // hk::row_max, hk::copy, ...; hk::group<N>::load/store for the whole workgroup. See docs/tiles.md.
 #pragma once
 
-#include "common/arch.cuh"
-#include "common/dtypes.cuh"
-#include "common/util.cuh"
+#include "common/common.cuh"
 #include "arch/arch.cuh"
 #include "types/types.cuh"
 #include "ops/ops.cuh"

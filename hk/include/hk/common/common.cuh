@@ -1,0 +1,4 @@
+#pragma once
+#include "arch.cuh"
+#include "dtypes.cuh"
+#include "util.cuh"

@@ -1,0 +1,3 @@
+#pragma once
+#include "tile/tile.cuh"
+#include "vec/vec.cuh"

@@ -1,0 +1,3 @@
+#pragma once
+#include "global_to_register.cuh"
+#include "shared_to_register.cuh"
