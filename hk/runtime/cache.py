@@ -17,14 +17,13 @@ import tempfile
 
 import hk
 from hk.runtime import compile as compile_lib
+from hk.runtime import paths
 
 _INCLUDE = os.path.join(os.path.dirname(os.path.abspath(hk.__file__)), "include")
 
 
 def root():
-    base = os.environ.get("HK_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "hk")
-    return os.path.join(base, "kernels")
+    return os.path.join(paths.cache_base(), "kernels")
 
 
 def include_dir():

@@ -16,6 +16,7 @@ import subprocess
 import sys
 
 from hk.errors import ToolchainError
+from hk.runtime import paths
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,11 +56,13 @@ class Toolchain:
 
 def _version_text(clang):
     """`clang --version`, remembered on disk per compiler file so later processes skip the run."""
-    st = os.stat(clang)
+    try:
+        st = os.stat(clang)
+    except OSError:
+        raise ToolchainError("the HIP compiler %s does not exist" % clang,
+                             hint="check HK_CLANG / HK_ROCM_PATH") from None
     stamp = hashlib.sha256(("%s\0%d\0%d" % (os.path.realpath(clang), st.st_size, st.st_mtime_ns)).encode())
-    base = os.environ.get("HK_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "hk")
-    memo = os.path.join(base, "toolchains", stamp.hexdigest()[:32] + ".version")
+    memo = os.path.join(paths.cache_base(), "toolchains", stamp.hexdigest()[:32] + ".version")
     try:
         with open(memo) as f:
             return f.read()
