@@ -90,7 +90,7 @@ def for_loop(iterable, body, init, names, where):
 
 def _scf_for(r, body, init, names, where):
     b = _b.current()
-    scf, ir = b.d.scf, b.ir
+    scf = b.d.scf
     start, stop, step = (_as_index(scalar(x)) for x in (r.start, r.stop, r.step))
     carried = [_device(v, n, where) for v, n in zip(init, names)]
     with _loc(where):

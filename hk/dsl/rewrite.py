@@ -130,16 +130,21 @@ class _Rewriter(ast.NodeTransformer):
             raise TraceError("for ... else is not supported in a kernel",
                              location=Location(self.filename, node.lineno, node.col_offset + 1))
         self._refuse_jumps(node.body, "a loop", node)
-        if not isinstance(node.target, ast.Name):
-            raise TraceError("a kernel loop needs a single loop variable",
-                             location=Location(self.filename, node.lineno, node.col_offset + 1))
         known = self._known()
-        self.defined.append([node.target.id])
+        targets = _assigned([node.target])
+        self.defined.append(list(targets))
         body = self._visit_block(node.body)
         self.defined.pop()
-        carried = [n for n in _assigned(node.body) if n in known and n != node.target.id]
+        carried = [n for n in _assigned(node.body) if n in known and n not in targets]
         name = self._fresh("for", node)
-        fn = self._function(name, [node.target.id] + carried, body or [ast.Pass()], carried, node)
+        if isinstance(node.target, ast.Name):
+            param = node.target.id
+        else:
+            # `for k, x in enumerate(...)`: the body takes the item and unpacks it first.
+            param = self._fresh("item", node)
+            unpack = ast.Assign(targets=[node.target], value=ast.Name(id=param, ctx=ast.Load()))
+            body = [_located(unpack, node)] + body
+        fn = self._function(name, [param] + carried, body or [ast.Pass()], carried, node)
         call = self._call("for_loop", [self.visit(node.iter), ast.Name(id=name, ctx=ast.Load()),
                                        self._names_tuple(carried), self._strings(carried),
                                        self._location(node)], carried, node)

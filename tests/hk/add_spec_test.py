@@ -33,7 +33,7 @@ def test_source_is_the_cpp_translation():
     src = add.source(arch="gfx1100")
     assert '#include "hk/hk.cuh"' in src
     assert "__launch_bounds__(32)" in src
-    assert "add(hk::gl<hk::bf16>" in src
+    assert 'hk_kernel_add(hk::gl<hk::bf16> v0, hk::gl<hk::bf16> v1, hk::gl<hk::bf16> v2) __asm__("add");' in src
     assert re.search(r"hk::add\(t\d+, t\d+, t\d+\);", src)
     assert src.index("hk::wait_vm<0>();") < src.index("hk::add(")
 

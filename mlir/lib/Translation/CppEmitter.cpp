@@ -2,6 +2,9 @@
 
 #include "CppEmitter.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+
 using namespace mlir;
 using namespace mlir::hk;
 
@@ -52,7 +55,7 @@ FailureOr<std::string> CppEmitter::typeName(Type type, Location loc) {
     auto e = element(rv.getElementType());
     if (failed(e))
       return failure();
-    // A vector is spelled as the vector of a row-layout tile it spans.
+    // With no tile of its own, a vector is the vector of a row-layout tile of its dtype.
     if (rv.getAxis() == VecAxis::col)
       return llvm::formatv("typename hk::rt<{0}, {1}, 16, hk::row_l>::col_vec", *e, rv.getLength())
           .str();
@@ -82,6 +85,87 @@ FailureOr<std::string> CppEmitter::typeName(Type type, Location loc) {
   return element(type);
 }
 
+void CppEmitter::assignVectorTiles(func::FuncOp kernel) {
+  llvm::EquivalenceClasses<Value> together;
+  llvm::DenseMap<Value, RegisterTileType> anchor;
+  SmallVector<Value> vectors;
+  auto tie = [&](Value a, Value b) {
+    if (isa<RegisterVectorType>(a.getType()) && isa<RegisterVectorType>(b.getType()))
+      together.unionSets(a, b);
+  };
+  auto anchorTo = [&](Value vec, Type tile) {
+    if (isa<RegisterVectorType>(vec.getType()))
+      anchor.try_emplace(vec, cast<RegisterTileType>(tile));
+  };
+  kernel.walk([&](Operation *op) {
+    if (auto o = dyn_cast<ReduceOp>(op)) {
+      anchorTo(o.getResult(), o.getX().getType());
+      if (o.getInit())
+        tie(o.getInit(), o.getResult());
+    } else if (auto o = dyn_cast<BroadcastBinaryOp>(op)) {
+      anchorTo(o.getVec(), o.getTile().getType());
+    } else if (auto o = dyn_cast<BroadcastOp>(op)) {
+      anchorTo(o.getVec(), o.getType());
+    } else if (auto o = dyn_cast<GatherOp>(op)) {
+      anchorTo(o.getRowIds(), o.getType());
+    } else if (auto o = dyn_cast<ScatterOp>(op)) {
+      anchorTo(o.getRowIds(), o.getValue().getType());
+    } else if (isa<BinaryOp, UnaryOp, CastOp>(op)) {
+      for (Value in : op->getOperands())
+        tie(in, op->getResult(0));
+    } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+      for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs())) {
+        tie(loop.getInitArgs()[i], arg);
+        tie(arg, yield.getOperand(i));
+        tie(arg, loop.getResult(i));
+      }
+    } else if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+      for (Region &region : ifOp->getRegions())
+        if (!region.empty())
+          for (auto [i, v] : llvm::enumerate(region.front().getTerminator()->getOperands()))
+            tie(v, ifOp.getResult(i));
+    } else if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+      for (auto [init, arg] : llvm::zip(loop.getInits(), loop.getBeforeArguments()))
+        tie(init, arg);
+      for (auto [v, arg, res] : llvm::zip(loop.getConditionOp().getArgs(), loop.getAfterArguments(),
+                                         loop.getResults())) {
+        tie(v, arg);
+        tie(v, res);
+      }
+    }
+    for (Value r : op->getResults())
+      if (isa<RegisterVectorType>(r.getType()))
+        vectors.push_back(r);
+  });
+  kernel.walk([&](Block *block) {
+    for (BlockArgument arg : block->getArguments())
+      if (isa<RegisterVectorType>(arg.getType()))
+        vectors.push_back(arg);
+  });
+  // Each group of tied vectors takes the first tile any of its members belongs to.
+  llvm::DenseMap<Value, RegisterTileType> groupTile;
+  for (auto &[vec, tile] : anchor)
+    groupTile.try_emplace(together.getOrInsertLeaderValue(vec), tile);
+  for (Value v : vectors)
+    if (auto tile = groupTile.lookup(together.getOrInsertLeaderValue(v)))
+      vectorTiles[v] = tile;
+}
+
+FailureOr<std::string> CppEmitter::valueTypeName(Value v, Location loc) {
+  auto rv = dyn_cast<RegisterVectorType>(v.getType());
+  auto tile = rv ? vectorTiles.lookup(v) : RegisterTileType();
+  if (!tile)
+    return typeName(v.getType(), loc);
+  auto tileName = typeName(tile.withRole(Role::none), loc);
+  std::string element = elementName(rv.getElementType());
+  if (failed(tileName) || element.empty())
+    return emitError(loc) << "hk-to-cpp cannot spell " << rv;
+  return llvm::formatv("hk::{0}<{1}, {2}>", rv.getAxis() == VecAxis::col ? "col_vec" : "row_vec",
+                       *tileName, element)
+      .str();
+}
+
 std::string CppEmitter::name(Value v) {
   auto it = names.find(v);
   if (it != names.end())
@@ -99,7 +183,7 @@ std::string CppEmitter::name(Value v) {
 }
 
 LogicalResult CppEmitter::declare(Value v, Location loc) {
-  auto type = typeName(v.getType(), loc);
+  auto type = valueTypeName(v, loc);
   if (failed(type))
     return failure();
   line() << *type << " " << name(v) << ";\n";

@@ -38,11 +38,20 @@ public:
   llvm::raw_ostream &line() { return os.indent(indent * 2); }
   int indent = 1;
 
+  /// The C++ type of `v`'s variable: typeName, except that a vector names its tile.
+  FailureOr<std::string> valueTypeName(Value v, Location loc);
+
   /// Declares the variable of a register result (`hk::rt<...> t3;`).
   LogicalResult declare(Value v, Location loc);
 
   /// `hk::bf16`, `float`, ... for an element type, or "" when unknown.
   static std::string elementName(Type element);
+
+  /// Decides which register tile each register vector belongs to. In the tile library a vector's
+  /// lanes follow a tile's register layout, so a vector is spelled hk::col_vec<RT, T> (or
+  /// row_vec) for the tile RT it is reduced from, broadcast against or indexes rows of; vectors
+  /// combined or carried together share one tile.
+  void assignVectorTiles(func::FuncOp kernel);
 
   /// Whether an asynchronous global->LDS copy may still be in flight at this point of the
   /// emission (CDNA): the next barrier is preceded by its vmcnt wait.
@@ -50,6 +59,7 @@ public:
 
 private:
   llvm::DenseMap<Value, std::string> names;
+  llvm::DenseMap<Value, RegisterTileType> vectorTiles;
   int counter = 0;
 };
 

@@ -57,6 +57,7 @@ LogicalResult KernelWriter::scalarResult(Operation *op, StringRef expr) {
 
 LogicalResult KernelWriter::writeKernel(func::FuncOp kernel) {
   e.warps = getKernelWarps(kernel);
+  e.assignVectorTiles(kernel);
   int64_t threads = e.warps * e.facts.waveSize;
   auto lds = kernel->getAttrOfType<IntegerAttr>("hk.lds_bytes");
   auto vgprs = kernel->getAttrOfType<IntegerAttr>("hk.tile_vgprs");
@@ -65,7 +66,7 @@ LogicalResult KernelWriter::writeKernel(func::FuncOp kernel) {
   if (vgprs)
     e.os << ", register tiles peak at " << vgprs.getInt() << " VGPRs";
   e.os << "\n";
-  e.os << "extern \"C\" __global__ void __launch_bounds__(" << threads << ")";
+  std::string attributes = "__launch_bounds__(" + std::to_string(threads) + ")";
   // A kernel's max_vgprs is a limit for the compiler too: as a VGPR count, and as the occupancy
   // it implies, which the backend honours (it spills beyond it; the resource gate then refuses
   // the build).
@@ -73,10 +74,10 @@ LogicalResult KernelWriter::writeKernel(func::FuncOp kernel) {
     int64_t granule = e.facts.vgprGranule;
     int64_t allocated = std::max<int64_t>(granule, (cap.getInt() + granule - 1) / granule * granule);
     int64_t waves = std::min(e.facts.maxWavesPerSimd, e.facts.vgprsPerSimd / allocated);
-    e.os << " __attribute__((amdgpu_num_vgpr(" << cap.getInt() << "), amdgpu_waves_per_eu("
-         << std::max<int64_t>(1, waves) << ")))";
+    attributes += " __attribute__((amdgpu_num_vgpr(" + std::to_string(cap.getInt()) +
+                  "), amdgpu_waves_per_eu(" + std::to_string(std::max<int64_t>(1, waves)) + ")))";
   }
-  e.os << "\n" << kernel.getSymName() << "(";
+  std::string params;
   for (auto [i, arg] : llvm::enumerate(kernel.getArguments())) {
     auto type = e.typeName(arg.getType(), kernel.getLoc());
     if (failed(type))
@@ -84,9 +85,15 @@ LogicalResult KernelWriter::writeKernel(func::FuncOp kernel) {
     if (isa<RegisterTileType, RegisterVectorType, SharedTileType, SharedVectorType>(arg.getType()))
       return kernel.emitError() << "kernel parameter " << i << " has type " << arg.getType()
                                 << "; kernels take global views and scalars only";
-    e.os << (i ? ", " : "") << *type << " " << n(arg);
+    params += (i ? ", " : "") + *type + " " + n(arg);
   }
-  e.os << ") {\n";
+  // The C++ name is prefixed so that no kernel name can collide with a C library function
+  // (`random`, `exp`, ...); the asm label keeps the kernel's own name as its symbol.
+  std::string cname = "hk_kernel_" + kernel.getSymName().str();
+  e.os << "extern \"C\" __global__ void " << attributes << "\n"
+       << cname << "(" << params << ") __asm__(\"" << kernel.getSymName() << "\");\n";
+  e.os << "extern \"C\" __global__ void " << attributes << "\n"
+       << cname << "(" << params << ") {\n";
   if (lds && lds.getInt() > 0)
     e.line() << "__shared__ __attribute__((aligned(16))) unsigned char hk_lds[" << lds.getInt()
              << "];\n";
@@ -107,7 +114,7 @@ LogicalResult KernelWriter::assignAll(ValueRange targets, ValueRange values) {
   // Through temporaries, so that a swap of loop-carried values reads the old ones.
   SmallVector<std::string> temps;
   for (auto [target, value] : llvm::zip(targets, values)) {
-    auto type = e.typeName(value.getType(), value.getLoc());
+    auto type = e.valueTypeName(value, value.getLoc());
     if (failed(type))
       return failure();
     std::string temp = n(target) + "_next";
@@ -142,7 +149,7 @@ LogicalResult KernelWriter::writeOp(Operation *op) {
 LogicalResult KernelWriter::writeFor(scf::ForOp loop) {
   for (auto [init, arg, result] :
        llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(), loop.getResults())) {
-    auto type = e.typeName(arg.getType(), loop.getLoc());
+    auto type = e.valueTypeName(arg, loop.getLoc());
     if (failed(type))
       return failure();
     e.line() << *type << " " << n(arg) << " = " << n(init) << ";\n";
@@ -189,7 +196,7 @@ LogicalResult KernelWriter::writeIf(scf::IfOp ifOp) {
 
 LogicalResult KernelWriter::writeWhile(scf::WhileOp loop) {
   for (auto [init, arg] : llvm::zip(loop.getInits(), loop.getBeforeArguments())) {
-    auto type = e.typeName(arg.getType(), loop.getLoc());
+    auto type = e.valueTypeName(arg, loop.getLoc());
     if (failed(type))
       return failure();
     e.line() << *type << " " << n(arg) << " = " << n(init) << ";\n";
@@ -210,7 +217,7 @@ LogicalResult KernelWriter::writeWhile(scf::WhileOp loop) {
   e.indent--;
   e.line() << "}\n";
   for (auto [arg, value] : llvm::zip(loop.getAfterArguments(), cond.getArgs())) {
-    auto type = e.typeName(arg.getType(), loop.getLoc());
+    auto type = e.valueTypeName(arg, loop.getLoc());
     if (failed(type))
       return failure();
     e.line() << *type << " " << n(arg) << " = " << n(value) << ";\n";

@@ -202,8 +202,11 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
         std::string value = literal(o.getValue());
         if (o.getKind() == MaskKind::causal)
           return into(o.getResult(), "causal", {n(o.getX()), n(o.getRow0()), n(o.getCol0()), value});
-        return into(o.getResult(), stringifyMaskKind(o.getKind()),
-                    {n(o.getX()), n(o.getRow0()), n(o.getCol0()), std::to_string(o.getDiagonal()), value});
+        // tril keeps (col0 + j) - (row0 + i) <= diagonal: in tile coordinates, j - i <= the
+        // diagonal shifted by row0 - col0.
+        std::string diagonal = "(" + std::to_string(o.getDiagonal()) + " + " + n(o.getRow0()) +
+                               " - " + n(o.getCol0()) + ")";
+        return into(o.getResult(), stringifyMaskKind(o.getKind()), {n(o.getX()), diagonal, value});
       })
       .Case([&](IotaOp o) -> LogicalResult {
         return into(o.getResult(), o.getIndex() == TileIndex::row ? "iota_rows" : "iota_cols", {});

@@ -3,8 +3,11 @@
 // The spec's vector add: launch bounds from hk.warps, one statement per op, and the bind of
 // every tile a wait completes (the first trap: nothing that reads them moves above the wait).
 // CHECK: #include "hk/hk.cuh"
+// The C++ name is prefixed (no clash with C library names); the symbol stays `add`.
 // CHECK: extern "C" __global__ void __launch_bounds__(32)
-// CHECK-NEXT: add(hk::gl<hk::bf16> [[A:v[0-9]+]], hk::gl<hk::bf16> [[B:v[0-9]+]], hk::gl<hk::bf16> [[O:v[0-9]+]]) {
+// CHECK-NEXT: hk_kernel_add(hk::gl<hk::bf16> {{.*}}) __asm__("add");
+// CHECK: extern "C" __global__ void __launch_bounds__(32)
+// CHECK-NEXT: hk_kernel_add(hk::gl<hk::bf16> [[A:v[0-9]+]], hk::gl<hk::bf16> [[B:v[0-9]+]], hk::gl<hk::bf16> [[O:v[0-9]+]]) {
 // CHECK: const int [[Z:v[0-9]+]] = static_cast<int>(blockIdx.z);
 // CHECK: const hk::coord [[C:c[0-9]+]]{[[Z]], {{v[0-9]+}}, {{v[0-9]+}}, {{v[0-9]+}}};
 // CHECK: hk::rt<hk::bf16, 16, 64, hk::row_l> [[TA:t[0-9]+]];
@@ -36,7 +39,7 @@ module {
 
 // Loops carry their values through variables, assigned through temporaries at the yield;
 // branches declare their results first. Scalars become C++ expressions.
-// CHECK-LABEL: rowsum(
+// CHECK-LABEL: hk_kernel_rowsum({{.*}}) {
 // CHECK: hk::rt<float, 16, 16, hk::row_l> [[ACC:t[0-9]+]] = [[INIT:t[0-9]+]];
 // CHECK-NEXT: for (int [[I:v[0-9]+]] = {{v[0-9]+}}; [[I]] < {{v[0-9]+}}; [[I]] += {{v[0-9]+}}) {
 // CHECK: hk::add([[NEXT:t[0-9]+]], [[ACC]], {{t[0-9]+}});
@@ -45,7 +48,8 @@ module {
 // CHECK-NEXT: }
 // CHECK: hk::row_sum([[SUM:t[0-9]+]], [[ACC]]);
 // CHECK: const bool [[P:v[0-9]+]] = {{v[0-9]+}} < {{v[0-9]+}};
-// CHECK: typename hk::rt<float, 16, 16, hk::row_l>::col_vec [[R:t[0-9]+]];
+// The branch result is the vector of the tile it was reduced from.
+// CHECK: hk::col_vec<hk::rt<float, 16, 16, hk::row_l>, float> [[R:t[0-9]+]];
 // CHECK-NEXT: if ([[P]]) {
 // CHECK: [[R]] = [[SUM]];
 // CHECK-NEXT: } else {
@@ -79,7 +83,7 @@ module {
 
 // Shared tiles are placed in one static LDS array at the offsets the allocation pass chose;
 // the tile library's types must have exactly the bytes the pass counted.
-// CHECK-LABEL: staged(
+// CHECK-LABEL: hk_kernel_staged({{.*}}) {
 // CHECK: __shared__ __attribute__((aligned(16))) unsigned char hk_lds[8192];
 // CHECK: static_assert(sizeof(hk::st<hk::bf16, 32, 64>) == 4096
 // CHECK-NEXT: hk::st<hk::bf16, 32, 64>* [[S:s[0-9]+]] = reinterpret_cast<hk::st<hk::bf16, 32, 64>*>(hk_lds + 0);
