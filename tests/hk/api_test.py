@@ -1,0 +1,126 @@
+"""The rest of the public API on the interpreter: dtypes, row/column broadcasts, fills, LDS
+vectors, the generic mma, transpose and tril, and the Kernel / TracedKernel objects."""
+
+import pytest
+import torch
+
+import hk
+
+T = hk.RT(hk.fp32, 16, 64)
+COL = hk.RV(hk.fp32, 16, "col")
+ROW = hk.RV(hk.fp32, 64, "row")
+
+
+@pytest.fixture(autouse=True)
+def interp(monkeypatch):
+    monkeypatch.setenv("HK_DEVICE", "interp")
+
+
+def test_dtypes_are_dtype_objects():
+    for d, bits, is_float in [(hk.bf16, 16, True), (hk.fp16, 16, True), (hk.fp32, 32, True),
+                              (hk.i32, 32, False), (hk.i8, 8, False), (hk.fp8e4m3, 8, True),
+                              (hk.fp8e5m2, 8, True)]:
+        assert isinstance(d, hk.DType) and d.bits == bits and d.is_float == is_float
+    assert repr(hk.fp8e4m3) == "hk.fp8e4m3"
+
+
+@hk.kernel(grid=(1,))
+def row_col(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    t = x[0, 0, 0, 0].load(T)
+    c = hk.row_sum(t)          # one per row
+    r = hk.col_max(t)          # one per column
+    o[0, 0, 0, 0] = hk.add_row(t, c)
+    o[1, 0, 0, 0] = hk.sub_row(t, c)
+    o[2, 0, 0, 0] = hk.mul_row(t, c)
+    o[3, 0, 0, 0] = hk.div_row(t, c)
+    o[4, 0, 0, 0] = hk.max_row(t, c)
+    o[5, 0, 0, 0] = hk.min_row(t, c)
+    o[6, 0, 0, 0] = hk.add_col(t, r)
+    o[7, 0, 0, 0] = hk.sub_col(t, r)
+    o[8, 0, 0, 0] = hk.mul_col(t, r)
+    o[9, 0, 0, 0] = hk.div_col(t, r)
+
+
+def test_row_and_column_broadcasts():
+    x = torch.rand(16, 64) + 0.5
+    o = torch.zeros(10, 16, 64)
+    row_col(x, o)
+    c, r = x.sum(1, keepdim=True), x.amax(0, keepdim=True)
+    refs = [x + c, x - c, x * c, x / c, torch.maximum(x, c), torch.minimum(x, c), x + r, x - r, x * r, x / r]
+    for k, ref in enumerate(refs):
+        torch.testing.assert_close(o[k], ref)
+
+
+@hk.kernel(grid=(1,), warps=2)
+def fills_and_lds(o: hk.Tensor[hk.fp32]):
+    w = hk.arch.warp_id()
+    shared = hk.lds.alloc(hk.SV(hk.fp32, 16, 2))
+    shared[w].store(hk.full(COL, 3.0) + w.to(hk.fp32))
+    hk.arch.barrier()
+    total = shared[0].load(COL) + shared[1].load(COL)
+    o[0, 0, 0, 0] = hk.broadcast(total, T)
+    o[1, 0, 0, 0] = hk.neg_infty(T)
+    o[2, 0, 0, 0] = hk.tril(hk.full(T, 1.0), 0, 0, diagonal=1, value=0.0)
+
+
+def test_fills_masks_and_shared_vectors():
+    o = torch.zeros(3, 16, 64)
+    fills_and_lds(o)
+    assert torch.equal(o[0], torch.full((16, 64), 7.0))   # (3 + 0) + (3 + 1)
+    assert torch.equal(o[1], torch.full((16, 64), float("-inf")))
+    r, c = torch.arange(16).unsqueeze(1), torch.arange(64).unsqueeze(0)
+    assert torch.equal(o[2], (c - r <= 1).float())
+
+
+@hk.kernel(grid=(1,))
+def narrow_dtypes(h: hk.Tensor[hk.fp16], q: hk.Tensor[hk.i8], f8: hk.Tensor[hk.fp32],
+                  oh: hk.Tensor[hk.fp32], oq: hk.Tensor[hk.i8], o8: hk.Tensor[hk.fp32]):
+    oh[0, 0, 0, 0] = h[0, 0, 0, 0].load(hk.RT(hk.fp16, 16, 64)).to(hk.fp32)
+    oq[0, 0, 0, 0] = q[0, 0, 0, 0].load(hk.RT(hk.i8, 16, 64))
+    x = f8[0, 0, 0, 0].load(T)
+    o8[0, 0, 0, 0] = x.to(hk.fp8e4m3).to(hk.fp32)
+    o8[1, 0, 0, 0] = x.to(hk.fp8e5m2).to(hk.fp32)
+
+
+def test_fp16_i8_and_fp8_round_trips():
+    h = torch.randn(16, 64, dtype=torch.float16)
+    q = torch.randint(-128, 127, (16, 64), dtype=torch.int8)
+    x = torch.randn(16, 64) * 8
+    oh, oq, o8 = torch.zeros(16, 64), torch.zeros(16, 64, dtype=torch.int8), torch.zeros(2, 16, 64)
+    narrow_dtypes(h, q, x, oh, oq, o8)
+    assert torch.equal(oh, h.float())
+    assert torch.equal(oq, q)
+    assert torch.equal(o8[0], x.to(torch.float8_e4m3fn).float())
+    assert torch.equal(o8[1], x.to(torch.float8_e5m2).float())
+
+
+@hk.kernel(grid=(1,))
+def generic_mma(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], o: hk.Tensor[hk.fp32]):
+    ta = a[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 32))
+    tb = b[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 32))
+    d = hk.mma("ABt", ta, tb, hk.zeros(hk.RT(hk.fp32, 16, 16)))
+    o[0, 0, 0, 0] = hk.transpose(d)
+
+
+def test_generic_mma_and_transpose():
+    a = torch.randn(16, 32, dtype=torch.bfloat16)
+    b = torch.randn(16, 32, dtype=torch.bfloat16)
+    o = torch.zeros(16, 16)
+    generic_mma(a, b, o)
+    torch.testing.assert_close(o, (a.float() @ b.float().t()).t(), rtol=1e-5, atol=1e-5)
+    with pytest.raises(hk.errors.TraceError, match="mma kind must be one of"):
+        @hk.kernel(grid=(1,))
+        def bad(a: hk.Tensor[hk.bf16]):
+            t = a[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 16))
+            hk.mma("BA", t, t, hk.zeros(hk.RT(hk.fp32, 16, 16)))
+        bad.trace(arch="gfx1100")
+
+
+def test_kernel_and_traced_kernel_objects():
+    assert isinstance(generic_mma, hk.Kernel)
+    traced = generic_mma.trace(arch="gfx942")
+    assert isinstance(traced, hk.TracedKernel)
+    assert traced.arch == "gfx942" and traced.name == "generic_mma" and traced.warps == 1
+    assert [p.name for p in traced.params] == ["a", "b", "o"]
+    assert str(traced) == traced.dump()
+    assert traced.warnings == []
