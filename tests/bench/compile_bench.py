@@ -1,0 +1,57 @@
+"""Prints the cold compile time of each example kernel for each target, and the cache-hit
+latency of building it again.
+
+    ./bazelw run //tests/bench:compile_bench
+
+cold: a fresh cache, hipcc-equivalent compile plus the gate; hit: the code object found in the
+cache (key, lookup, metadata read, gate) for an already traced kernel.
+"""
+
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+KERNELS = [("01_vector_add", "add"), ("02_rmsnorm", "rmsnorm"), ("04_gemm", "gemm"),
+           ("10_layernorm_backward", "layernorm_backward")]
+ARCHS = ["gfx1100", "gfx1201", "gfx942", "gfx950"]
+
+
+def load(name):
+    sys.path.insert(0, EXAMPLES)
+    spec = importlib.util.spec_from_file_location(name, os.path.join(EXAMPLES, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def main():
+    from hk.runtime import build as build_lib
+
+    cache = tempfile.mkdtemp(prefix="hk-bench-cache-")
+    os.environ["HK_CACHE_DIR"] = cache
+    print("%-20s %-8s %10s %10s" % ("kernel", "arch", "cold", "hit"))
+    try:
+        for file, name in KERNELS:
+            kernel = getattr(load(file), name)
+            for arch in ARCHS:
+                traced = kernel.trace(arch=arch)
+                traced.cpp  # translate outside the timing
+                start = time.perf_counter()
+                build_lib.build(traced)
+                cold = time.perf_counter() - start
+                build_lib.build(traced)
+                start = time.perf_counter()
+                for _ in range(20):
+                    build_lib.build(traced)
+                hit = (time.perf_counter() - start) / 20
+                print("%-20s %-8s %8.2f s %7.2f ms" % (name, arch, cold, hit * 1e3))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
