@@ -47,21 +47,28 @@ def user_frame(depth=1):
     return frame
 
 
+_POSITIONS = {}
+
+
+def frame_column(frame):
+    """The 1-based column of the instruction `frame` executes (Python 3.11+), else 0."""
+    code = frame.f_code
+    positions = _POSITIONS.get(code)
+    if positions is None:
+        positions = list(code.co_positions()) if hasattr(code, "co_positions") else []
+        _POSITIONS[code] = positions
+    index = frame.f_lasti // 2
+    if index < len(positions) and positions[index][2] is not None:
+        return positions[index][2] + 1
+    return 0
+
+
 def user_location():
     """The Location of the user's line currently executing, or None."""
     frame = user_frame(2)
     if frame is None:
         return None
-    col = 0
-    positions = getattr(frame.f_code, "co_positions", None)
-    if positions is not None:
-        # Python 3.11+: the column of the instruction being executed.
-        try:
-            entry = list(positions())[frame.f_lasti // 2]
-            col = (entry[2] or 0) + 1
-        except (IndexError, TypeError):
-            col = 0
-    return Location(frame.f_code.co_filename, frame.f_lineno, col)
+    return Location(frame.f_code.co_filename, frame.f_lineno, frame_column(frame))
 
 
 class HKError(Exception):

@@ -7,7 +7,7 @@ the user's file:line:col, so the passes' diagnostics point at the kernel's sourc
 import contextlib
 import threading
 
-from hk.errors import TraceError, user_frame
+from hk.errors import TraceError, frame_column, user_frame
 
 _state = threading.local()
 
@@ -43,14 +43,8 @@ class Builder:
         frame = user_frame(2)
         if frame is None:
             return self.ir.Location.unknown(self.context)
-        col = 1
-        positions = getattr(frame.f_code, "co_positions", None)
-        if positions is not None:
-            try:
-                col = (list(positions())[frame.f_lasti // 2][2] or 0) + 1
-            except (IndexError, TypeError):
-                col = 1
-        return self.ir.Location.file(frame.f_code.co_filename, frame.f_lineno, col, self.context)
+        return self.ir.Location.file(frame.f_code.co_filename, frame.f_lineno,
+                                     frame_column(frame) or 1, self.context)
 
     # Insertion -------------------------------------------------------------------------------
 

@@ -44,8 +44,16 @@ def _assigned(nodes):
 
 
 def _located(node, template):
-    for n in ast.walk(node):
-        ast.copy_location(n, template)
+    """`node` and the nodes under it that have no location take `template`'s; nodes that have
+    one (the user's, parsed from the source) keep it, and the walk does not enter them."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if "lineno" in n._attributes:
+            if getattr(n, "lineno", None) is not None and n is not node:
+                continue
+            ast.copy_location(n, template)
+        todo.extend(ast.iter_child_nodes(n))
     return node
 
 
@@ -99,7 +107,7 @@ class _Rewriter(ast.NodeTransformer):
                                kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
             body=body + [_located(ret, body[-1] if body else template)],
             decorator_list=[], returns=None, type_params=[])
-        return ast.copy_location(fn, template)
+        return _located(fn, template)
 
     def _call(self, helper, args, targets, template):
         call = ast.Call(func=ast.Attribute(value=ast.Name(id=_CONTROL, ctx=ast.Load()), attr=helper,
@@ -205,13 +213,13 @@ def rewrite(fn):
         source = textwrap.dedent(inspect.getsource(fn))
     except (OSError, TypeError):
         return fn  # no source (e.g. typed at a prompt): Python control flow only
-    tree = ast.parse(source)
+    if not any(word in source for word in ("for ", "if ", "while ")):
+        return fn  # no control flow to rewrite
+    # Blank lines in front put every node at its line in the file, with no pass over the tree.
+    tree = ast.parse("\n" * (fn.__code__.co_firstlineno - 1) + source)
     func = tree.body[0]
     if not isinstance(func, ast.FunctionDef):
         return fn
-    if not any(isinstance(n, (ast.For, ast.If, ast.While)) for n in ast.walk(func)):
-        return fn
-    ast.increment_lineno(tree, fn.__code__.co_firstlineno - 1)
     func.decorator_list = []
     params = [a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs]
     func.body = _Rewriter(fn.__code__.co_filename, params)._visit_block(func.body)
@@ -223,9 +231,8 @@ def rewrite(fn):
         body=[func, ast.Return(value=ast.Name(id=func.name, ctx=ast.Load()))],
         decorator_list=[], returns=None, type_params=[])
     # Only the factory itself takes the function's location: every statement keeps its own line.
-    ast.copy_location(factory, func)
+    _located(factory, func)
     module = ast.Module(body=[factory], type_ignores=[])
-    ast.fix_missing_locations(module)
     code = compile(module, fn.__code__.co_filename, "exec")
     from hk.dsl import control
 

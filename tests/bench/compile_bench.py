@@ -7,25 +7,16 @@ cold: a fresh cache, hipcc-equivalent compile plus the gate; hit: the code objec
 cache (key, lookup, metadata read, gate) for an already traced kernel.
 """
 
-import importlib.util
 import os
 import shutil
-import sys
 import tempfile
 import time
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+from examples import load
+
 KERNELS = [("01_vector_add", "add"), ("02_rmsnorm", "rmsnorm"), ("04_gemm", "gemm"),
            ("10_layernorm_backward", "layernorm_backward")]
 ARCHS = ["gfx1100", "gfx1201", "gfx942", "gfx950"]
-
-
-def load(name):
-    sys.path.insert(0, EXAMPLES)
-    spec = importlib.util.spec_from_file_location(name, os.path.join(EXAMPLES, name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main():

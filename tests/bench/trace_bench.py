@@ -7,29 +7,18 @@ the bindings already imported); warm trace: the same specialization again (a cac
 call overhead: a repeated call with the same specialization up to the runner, per call.
 """
 
-import importlib.util
 import os
-import sys
 import time
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples")
+from examples import load
+
 KERNELS = [("01_vector_add", "add"), ("02_rmsnorm", "rmsnorm"), ("03_softmax", "softmax"),
            ("04_gemm", "gemm"), ("05_attention", "attention"), ("10_layernorm_backward", "layernorm_backward")]
-
-
-def load(name):
-    sys.path.insert(0, EXAMPLES)
-    spec = importlib.util.spec_from_file_location(name, os.path.join(EXAMPLES, name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def main():
     import hk
     import torch
-
-    from hk.runtime import launch
 
     print("%-22s %12s %12s %14s" % ("kernel", "cold trace", "warm trace", "call overhead"))
     load("01_vector_add").add.trace(arch="gfx1100")  # import and first-use costs, once
@@ -61,7 +50,6 @@ def main():
             finally:
                 hk.interp.run = real
         print("%-22s %9.1f ms %9.1f us %14s" % (name, cold * 1e3, warm * 1e6, overhead))
-    del launch
 
 
 if __name__ == "__main__":

@@ -45,6 +45,11 @@ bool isKernel(Operation *op);
 /// The waves per workgroup of the kernel enclosing `op` (1 when unset).
 int64_t getKernelWarps(Operation *op);
 
+/// Calls `tie(a, b)` for each pair of values the control-flow op `op` (scf.for, scf.if,
+/// scf.while) requires to be of one type: a loop's initial value, region argument, value
+/// yielded back and result; a branch's yielded values and its result.
+void forEachControlFlowTie(Operation *op, function_ref<void(Value, Value)> tie);
+
 } // namespace mlir::hk
 
 #endif // HK_HKDIALECT_H

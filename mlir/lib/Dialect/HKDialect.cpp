@@ -3,6 +3,7 @@
 #include "hk/HKDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -56,6 +57,33 @@ int64_t mlir::hk::getKernelWarps(Operation *op) {
   if (auto warps = func->getAttrOfType<IntegerAttr>(kWarpsAttr))
     return warps.getInt();
   return 1;
+}
+
+void mlir::hk::forEachControlFlowTie(Operation *op, function_ref<void(Value, Value)> tie) {
+  if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+    for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs())) {
+      tie(loop.getInitArgs()[i], arg);
+      tie(arg, yield.getOperand(i));
+      tie(arg, loop.getResult(i));
+    }
+  } else if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
+    for (Region &region : ifOp->getRegions())
+      if (!region.empty())
+        for (auto [i, v] : llvm::enumerate(region.front().getTerminator()->getOperands()))
+          tie(v, ifOp.getResult(i));
+  } else if (auto loop = dyn_cast<scf::WhileOp>(op)) {
+    auto yield = cast<scf::YieldOp>(loop.getAfter().front().getTerminator());
+    for (auto [init, arg, yielded] : llvm::zip(loop.getInits(), loop.getBeforeArguments(), yield.getOperands())) {
+      tie(init, arg);
+      tie(arg, yielded);
+    }
+    for (auto [v, arg, result] : llvm::zip(loop.getConditionOp().getArgs(), loop.getAfterArguments(),
+                                          loop.getResults())) {
+      tie(v, arg);
+      tie(v, result);
+    }
+  }
 }
 
 static const char *kElementTypes = "bf16, f16, f32, i32, i8, f8E4M3FN, f8E5M2, f8E4M3FNUZ or f8E5M2FNUZ";

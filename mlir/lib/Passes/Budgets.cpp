@@ -45,13 +45,8 @@ struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
   using HKBudgetsBase::HKBudgetsBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    const TargetFacts *facts = getTargetOrError(module, arch);
-    if (!facts)
-      return signalPassFailure();
-    bool failed = false;
-    forEachKernel(module, [&](func::FuncOp kernel) { failed |= !check(kernel, *facts); });
-    if (failed)
+    if (!checkKernels(getOperation(), arch,
+                      [&](func::FuncOp kernel, const TargetFacts &facts) { return check(kernel, facts); }))
       signalPassFailure();
   }
 

@@ -23,7 +23,7 @@ using namespace mlir::hk;
 namespace {
 
 /// Values that must share one type, and so one role: an op's operand and result where the op
-/// requires equal types, and the four faces of a loop-carried value.
+/// requires equal types, and the faces of a value carried by control flow.
 class TiedValues {
 public:
   explicit TiedValues(func::FuncOp kernel) {
@@ -41,19 +41,8 @@ public:
         tie(o.getTile(), o.getResult());
       else if (auto o = dyn_cast<MmaOp>(op))
         tie(o.getC(), o.getResult());
-      else if (auto loop = dyn_cast<scf::ForOp>(op)) {
-        auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-        for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs())) {
-          tie(loop.getInitArgs()[i], arg);
-          tie(arg, yield.getOperand(i));
-          tie(arg, loop.getResult(i));
-        }
-      } else if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-        for (Region &region : ifOp->getRegions())
-          if (!region.empty())
-            for (auto [i, v] : llvm::enumerate(region.front().getTerminator()->getOperands()))
-              tie(v, ifOp.getResult(i));
-      }
+      else
+        forEachControlFlowTie(op, [&](Value a, Value b) { tie(a, b); });
     });
   }
 
@@ -81,16 +70,10 @@ struct FragmentsPass : public hk::impl::HKFragmentsBase<FragmentsPass> {
   using HKFragmentsBase::HKFragmentsBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    const TargetFacts *facts = getTargetOrError(module, arch);
-    if (!facts)
-      return signalPassFailure();
-    bool failed = false;
-    forEachKernel(module, [&](func::FuncOp kernel) {
-      failed |= !assignRoles(kernel, *facts);
-      failed |= !checkLdsLayouts(kernel);
-    });
-    if (failed)
+    if (!checkKernels(getOperation(), arch, [&](func::FuncOp kernel, const TargetFacts &facts) {
+          bool ok = assignRoles(kernel, facts);
+          return checkLdsLayouts(kernel) && ok;
+        }))
       signalPassFailure();
   }
 

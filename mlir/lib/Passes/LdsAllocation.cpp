@@ -33,37 +33,35 @@ struct LdsAllocationPass : public hk::impl::HKLdsAllocationBase<LdsAllocationPas
   using HKLdsAllocationBase::HKLdsAllocationBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    const TargetFacts *facts = getTargetOrError(module, arch);
-    if (!facts)
-      return signalPassFailure();
-    bool failed = false;
-    forEachKernel(module, [&](func::FuncOp kernel) {
-      SmallVector<LdsAllocOp> allocs;
-      int64_t end = 0;
-      kernel.walk([&](LdsAllocOp alloc) {
-        int64_t offset = llvm::alignTo(end, kLdsAlignment);
-        alloc.setOffset(offset);
-        end = offset + bytesOf(alloc.getType());
-        allocs.push_back(alloc);
-      });
-      kernel->setAttr("hk.lds_bytes",
-                      IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), end));
-      if (end <= facts->ldsBytes)
-        return;
-      InFlightDiagnostic diag = kernel.emitError()
-                                << "kernel @" << kernel.getSymName() << " needs " << end
-                                << " bytes of LDS but " << facts->arch << " has "
-                                << facts->ldsBytes
-                                << " per workgroup; use fewer buffers or smaller shared tiles";
-      for (LdsAllocOp alloc : allocs)
-        diag.attachNote(alloc.getLoc())
-            << "allocation of " << alloc.getType() << ": " << bytesOf(alloc.getType())
-            << " bytes at offset " << *alloc.getOffset();
-      failed = true;
-    });
-    if (failed)
+    if (!checkKernels(getOperation(), arch, [&](func::FuncOp kernel, const TargetFacts &facts) {
+          return allocate(kernel, facts);
+        }))
       signalPassFailure();
+  }
+
+  static bool allocate(func::FuncOp kernel, const TargetFacts &facts) {
+    SmallVector<LdsAllocOp> allocs;
+    int64_t end = 0;
+    kernel.walk([&](LdsAllocOp alloc) {
+      int64_t offset = llvm::alignTo(end, kLdsAlignment);
+      alloc.setOffset(offset);
+      end = offset + bytesOf(alloc.getType());
+      allocs.push_back(alloc);
+    });
+    kernel->setAttr("hk.lds_bytes",
+                    IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), end));
+    if (end <= facts.ldsBytes)
+      return true;
+    InFlightDiagnostic diag = kernel.emitError()
+                              << "kernel @" << kernel.getSymName() << " needs " << end
+                              << " bytes of LDS but " << facts.arch << " has "
+                              << facts.ldsBytes
+                              << " per workgroup; use fewer buffers or smaller shared tiles";
+    for (LdsAllocOp alloc : allocs)
+      diag.attachNote(alloc.getLoc())
+          << "allocation of " << alloc.getType() << ": " << bytesOf(alloc.getType())
+          << " bytes at offset " << *alloc.getOffset();
+    return false;
   }
 };
 

@@ -28,6 +28,18 @@ void forEachKernel(ModuleOp module, Fn &&fn) {
       fn(func);
 }
 
+/// Runs `check(kernel, facts)` on every kernel of `module` for the target `arch`. False when the
+/// target is unknown or any kernel's check fails (the check emits its own diagnostics).
+template <typename Fn>
+bool checkKernels(ModuleOp module, llvm::StringRef arch, Fn &&check) {
+  const TargetFacts *facts = getTargetOrError(module, arch);
+  if (!facts)
+    return false;
+  bool ok = true;
+  forEachKernel(module, [&](func::FuncOp kernel) { ok &= check(kernel, *facts); });
+  return ok;
+}
+
 /// VGPRs per lane a register value takes on `facts`' target (the budget pass and the
 /// translation's comments use the same count).
 int64_t vgprsOf(Type type, const TargetFacts &facts);

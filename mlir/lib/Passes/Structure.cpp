@@ -79,48 +79,48 @@ struct StructurePass : public hk::impl::HKStructureBase<StructurePass> {
   using HKStructureBase::HKStructureBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    const TargetFacts *facts = getTargetOrError(module, arch);
-    if (!facts)
-      return signalPassFailure();
+    if (!checkKernels(getOperation(), arch, [&](func::FuncOp kernel, const TargetFacts &facts) {
+          return check(kernel, facts);
+        }))
+      signalPassFailure();
+  }
+
+  static bool check(func::FuncOp kernel, const TargetFacts &facts) {
     bool failed = false;
-    forEachKernel(module, [&](func::FuncOp kernel) {
-      int64_t warps = getKernelWarps(kernel);
-      int64_t threads = warps * facts->waveSize;
-      if (threads > facts->maxWorkgroupSize) {
-        kernel.emitError() << "kernel @" << kernel.getSymName() << " has " << warps
-                           << " warps of " << facts->waveSize << " lanes (" << threads
-                           << " threads) but " << facts->arch << " allows at most "
-                           << facts->maxWorkgroupSize << " threads per workgroup; use at most "
-                           << facts->maxWorkgroupSize / facts->waveSize << " warps";
+    int64_t warps = getKernelWarps(kernel);
+    int64_t threads = warps * facts.waveSize;
+    if (threads > facts.maxWorkgroupSize) {
+      kernel.emitError() << "kernel @" << kernel.getSymName() << " has " << warps
+                         << " warps of " << facts.waveSize << " lanes (" << threads
+                         << " threads) but " << facts.arch << " allows at most "
+                         << facts.maxWorkgroupSize << " threads per workgroup; use at most "
+                         << facts.maxWorkgroupSize / facts.waveSize << " warps";
+      failed = true;
+    }
+    Divergence divergence(kernel);
+    kernel.walk([&](Operation *op) {
+      if (!isa<BarrierOp, CopyToLdsOp, CopyFromLdsOp, LdsAllocOp>(op))
+        return;
+      if (isa<LdsAllocOp>(op)) {
+        if (Operation *loop = op->getParentOfType<LoopLikeOpInterface>()) {
+          InFlightDiagnostic diag =
+              op->emitError() << "LDS is allocated inside a loop; allocate it once, before the loop";
+          diag.attachNote(loop->getLoc()) << "the enclosing loop";
+          failed = true;
+          return;
+        }
+      }
+      if (Operation *parent = divergence.divergentParent(op)) {
+        InFlightDiagnostic diag = op->emitError()
+                                  << "'" << op->getName()
+                                  << "' is workgroup-wide but sits under control flow that "
+                                     "depends on the wave's id (hk.warp_id or hk.lane_id); "
+                                     "move it out of the branch so that every wave reaches it";
+        diag.attachNote(parent->getLoc()) << "the divergent control flow";
         failed = true;
       }
-      Divergence divergence(kernel);
-      kernel.walk([&](Operation *op) {
-        if (!isa<BarrierOp, CopyToLdsOp, CopyFromLdsOp, LdsAllocOp>(op))
-          return;
-        if (isa<LdsAllocOp>(op)) {
-          if (Operation *loop = op->getParentOfType<LoopLikeOpInterface>()) {
-            InFlightDiagnostic diag =
-                op->emitError() << "LDS is allocated inside a loop; allocate it once, before the loop";
-            diag.attachNote(loop->getLoc()) << "the enclosing loop";
-            failed = true;
-            return;
-          }
-        }
-        if (Operation *parent = divergence.divergentParent(op)) {
-          InFlightDiagnostic diag = op->emitError()
-                                    << "'" << op->getName()
-                                    << "' is workgroup-wide but sits under control flow that "
-                                       "depends on the wave's id (hk.warp_id or hk.lane_id); "
-                                       "move it out of the branch so that every wave reaches it";
-          diag.attachNote(parent->getLoc()) << "the divergent control flow";
-          failed = true;
-        }
-      });
     });
-    if (failed)
-      signalPassFailure();
+    return !failed;
   }
 };
 

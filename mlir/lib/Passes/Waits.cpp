@@ -356,37 +356,36 @@ struct WaitsPass : public hk::impl::HKWaitsBase<WaitsPass> {
   using HKWaitsBase::HKWaitsBase;
 
   void runOnOperation() override {
-    ModuleOp module = getOperation();
-    const TargetFacts *facts = getTargetOrError(module, arch);
-    if (!facts)
-      return signalPassFailure();
-    bool failed = false;
-    forEachKernel(module, [&](func::FuncOp kernel) {
-      WaitAnalysis analysis(*facts, derive);
-      analysis.runKernel(kernel);
-      failed |= analysis.failed;
-      if (analysis.failed)
-        return;
-      for (auto &[key, wait] : analysis.plan) {
-        auto [op, counter] = key;
-        OpBuilder b(op);
-        SmallVector<Value> guarded(wait.guarded.begin(), wait.guarded.end());
-        IntegerAttr count = b.getI32IntegerAttr(wait.count);
-        if (counter == kLds)
-          WaitLdsOp::create(b, op->getLoc(), count, guarded);
-        else
-          WaitVmOp::create(b, op->getLoc(), count, guarded);
-      }
-      for (auto &[op, values] : analysis.explicitGuards) {
-        SmallVector<Value> guarded(values.begin(), values.end());
-        if (auto w = dyn_cast<WaitLdsOp>(op))
-          w.getGuardedMutable().assign(guarded);
-        else if (auto w = dyn_cast<WaitVmOp>(op))
-          w.getGuardedMutable().assign(guarded);
-      }
-    });
-    if (failed)
+    if (!checkKernels(getOperation(), arch, [&](func::FuncOp kernel, const TargetFacts &facts) {
+          return place(kernel, facts, derive);
+        }))
       signalPassFailure();
+  }
+
+  /// Analyses the kernel's waits, then inserts the derived ones and fills every wait's list.
+  static bool place(func::FuncOp kernel, const TargetFacts &facts, bool derive) {
+    WaitAnalysis analysis(facts, derive);
+    analysis.runKernel(kernel);
+    if (analysis.failed)
+      return false;
+    for (auto &[key, wait] : analysis.plan) {
+      auto [op, counter] = key;
+      OpBuilder b(op);
+      SmallVector<Value> guarded(wait.guarded.begin(), wait.guarded.end());
+      IntegerAttr count = b.getI32IntegerAttr(wait.count);
+      if (counter == kLds)
+        WaitLdsOp::create(b, op->getLoc(), count, guarded);
+      else
+        WaitVmOp::create(b, op->getLoc(), count, guarded);
+    }
+    for (auto &[op, values] : analysis.explicitGuards) {
+      SmallVector<Value> guarded(values.begin(), values.end());
+      if (auto w = dyn_cast<WaitLdsOp>(op))
+        w.getGuardedMutable().assign(guarded);
+      else if (auto w = dyn_cast<WaitVmOp>(op))
+        w.getGuardedMutable().assign(guarded);
+    }
+    return true;
   }
 };
 

@@ -2,7 +2,6 @@
 
 #include "CppEmitter.h"
 
-#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 
 using namespace mlir;
@@ -113,26 +112,8 @@ void CppEmitter::assignVectorTiles(func::FuncOp kernel) {
     } else if (isa<BinaryOp, UnaryOp, CastOp>(op)) {
       for (Value in : op->getOperands())
         tie(in, op->getResult(0));
-    } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
-      auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-      for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs())) {
-        tie(loop.getInitArgs()[i], arg);
-        tie(arg, yield.getOperand(i));
-        tie(arg, loop.getResult(i));
-      }
-    } else if (auto ifOp = dyn_cast<scf::IfOp>(op)) {
-      for (Region &region : ifOp->getRegions())
-        if (!region.empty())
-          for (auto [i, v] : llvm::enumerate(region.front().getTerminator()->getOperands()))
-            tie(v, ifOp.getResult(i));
-    } else if (auto loop = dyn_cast<scf::WhileOp>(op)) {
-      for (auto [init, arg] : llvm::zip(loop.getInits(), loop.getBeforeArguments()))
-        tie(init, arg);
-      for (auto [v, arg, res] : llvm::zip(loop.getConditionOp().getArgs(), loop.getAfterArguments(),
-                                         loop.getResults())) {
-        tie(v, arg);
-        tie(v, res);
-      }
+    } else {
+      forEachControlFlowTie(op, tie);
     }
     for (Value r : op->getResults())
       if (isa<RegisterVectorType>(r.getType()))
