@@ -2,7 +2,7 @@
 
 from hk import types
 from hk.dsl import builder as _b
-from hk.dsl.values import Shared
+from hk.dsl.values import Shared, SharedView
 from hk.errors import TraceError
 
 
@@ -15,10 +15,17 @@ def alloc(spec):
         return Shared(b.d.hk.lds_alloc(b.type(spec.mlir())), spec)
 
 
+def _whole(shared, what):
+    if not isinstance(shared, Shared) or isinstance(shared, SharedView):
+        raise TraceError("hk.lds.%s takes a shared tile from hk.lds.alloc, not a subtile; copy the "
+                         "whole shared tile and load its parts with .subtile()" % what)
+
+
 def copy_to(shared, buffer, tensor, coord):
     """Workgroup copy of the tile at `coord` of `tensor` into buffer `buffer` of `shared`."""
     from hk.dsl.values import _as_index, scalar
 
+    _whole(shared, "copy_to")
     b = _b.current()
     with b.loc():
         b.d.hk.copy_to_lds(tensor.v, coord.v, shared.v, _as_index(scalar(buffer)).v)
@@ -28,6 +35,7 @@ def copy_from(tensor, coord, shared, buffer):
     """Workgroup copy of buffer `buffer` of `shared` to the tile at `coord` of `tensor`."""
     from hk.dsl.values import _as_index, scalar
 
+    _whole(shared, "copy_from")
     b = _b.current()
     with b.loc():
         b.d.hk.copy_from_lds(shared.v, _as_index(scalar(buffer)).v, tensor.v, coord.v)

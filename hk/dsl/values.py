@@ -242,7 +242,7 @@ class Global(Value):
             builder.d.hk.store_scalar(value.v, self.v, idx)
 
     def atomic_add(self, b, d, r, c, value):
-        """Atomically adds `value` to the element at (b, d, r, c) (fp32 and i32 views)."""
+        """Atomically adds `value` to the element at (b, d, r, c) of an fp32 or i32 view, once per wave."""
         builder = _hk()
         idx = [_as_index(scalar(i)).v for i in (b, d, r, c)]
         value = scalar(value, self.dtype.mlir)
@@ -428,8 +428,15 @@ class Shared(Value):
         return SharedRef(self, buffer)
 
 
+class SharedView(Shared):
+    """A subtile of a shared tile: no allocation of its own."""
+
+    __slots__ = ()
+
+
 class SharedRef:
-    """One buffer of a shared tile: `.load(spec)` into registers, `.store(tile)` from them."""
+    """One buffer of a shared tile: `.load(spec)` into registers, `.store(tile)` from them,
+    `.subtile(rows, cols, i, j)` for the (i, j) tile of that shape within it."""
 
     __slots__ = ("s", "buffer")
 
@@ -451,6 +458,24 @@ class SharedRef:
         buf = _as_index(scalar(self.buffer)).v
         with b.loc():
             b.d.hk.lds_store(value.v, self.s.v, buf)
+
+    def subtile(self, rows, cols, i, j):
+        """The (i, j) rows x cols tile of this buffer, itself loadable and storable.
+
+        Register tiles narrower than the shared tile read and write through it; a workgroup copy
+        still takes the whole shared tile."""
+        spec = self.s.spec
+        if not isinstance(spec, types.ST):
+            raise TraceError(".subtile() takes a shared tile, not %s" % (describe(spec),))
+        view = types.ST(spec.dtype, rows, cols)
+        if spec.rows % rows or spec.cols % cols:
+            raise TraceError("a %dx%d subtile does not divide the %dx%d shared tile; pick rows and "
+                             "cols that divide it" % (rows, cols, spec.rows, spec.cols))
+        b = _hk()
+        buf, row, col = (_as_index(scalar(x)).v for x in (self.buffer, i, j))
+        with b.loc():
+            v = b.d.hk.subtile(b.type(view.mlir()), self.s.v, buf, row, col)
+        return SharedRef(SharedView(v, view), 0)
 
 
 def _shape(spec):

@@ -158,3 +158,26 @@ def test_launch_errors(monkeypatch):
 def test_ops_outside_a_kernel():
     with pytest.raises(TraceError, match="inside an @hk.kernel"):
         hk.tile_coord(0, 0, 0, 0)
+
+
+def test_subtile_that_does_not_divide_and_copy_into_a_subtile():
+    @hk.kernel(grid=(1,))
+    def uneven(a: hk.Tensor[hk.bf16]):
+        s = hk.lds.alloc(hk.ST(hk.bf16, 64, 64))
+        q = s[0].subtile(48, 64, 0, 0)  # 48 rows do not divide 64
+
+    with pytest.raises(TraceError) as e:
+        uneven.trace(arch="gfx1100")
+    assert_at(e.value, uneven.fn, "# 48 rows")
+    assert "does not divide the 64x64 shared tile" in e.value.message
+
+    @hk.kernel(grid=(1,))
+    def copy_into_view(a: hk.Tensor[hk.bf16]):
+        s = hk.lds.alloc(hk.ST(hk.bf16, 64, 64))
+        q = s[0].subtile(32, 64, 1, 0)
+        hk.lds.copy_to(q.s, 0, a, hk.tile_coord(0, 0, 0, 0))  # copy into a view
+
+    with pytest.raises(TraceError) as e:
+        copy_into_view.trace(arch="gfx1100")
+    assert_at(e.value, copy_into_view.fn, "# copy into a view")
+    assert "load its parts with .subtile()" in e.value.message

@@ -92,6 +92,31 @@ def random(o: hk.Tensor[hk.fp32], seed: int):
     o[0, 0, 0, 0] = hk.rand(seed, offsets)
 
 
+@hk.kernel(grid=(1,))
+def through_subtiles(x: hk.Tensor[hk.bf16], strips: hk.Tensor[hk.bf16], blocks: hk.Tensor[hk.bf16]):
+    # x (64 x 64) goes to LDS whole; its 16-row strips come back in reverse order through
+    # subtiles of the other buffer, and its 32 x 32 quadrants leave with their positions swapped.
+    s = hk.lds.alloc(hk.ST(hk.bf16, 64, 64, 2))
+    hk.lds.copy_to(s, 1, x, hk.tile_coord(0, 0, 0, 0))
+    hk.arch.barrier()
+    for i in range(4):
+        strip = s[1].subtile(16, 64, i, 0).load(hk.RT(hk.bf16, 16, 64))
+        s[0].subtile(16, 64, 3 - i, 0).store(strip)
+    for i in range(2):
+        for j in range(2):
+            blocks[0, 0, j, i] = s[1].subtile(32, 32, i, j).load(hk.RT(hk.bf16, 32, 32))
+    hk.arch.barrier()
+    hk.lds.copy_from(strips, hk.tile_coord(0, 0, 0, 0), s, 0)
+
+
+@hk.kernel(grid=(3,), warps=2)
+def counters(n: hk.Tensor[hk.i32], f: hk.Tensor[hk.fp32]):
+    # Once per wave: six waves in all.
+    n.atomic_add(0, 0, 0, 0, 1)
+    n.atomic_add(0, 0, 0, 1 + hk.arch.block_idx.x, (hk.arch.warp_id() + 1).to(hk.i32))
+    f.atomic_add(0, 0, 0, 0, 0.5)
+
+
 def run_on(device, arch, monkeypatch, kernel, *args):
     monkeypatch.setenv("HK_DEVICE", device)
     monkeypatch.setenv("HK_ARCH", arch)
@@ -203,3 +228,24 @@ def test_rand_is_the_same_stream(monkeypatch, arch):
     values = interp[0]
     assert values.min() >= 0 and values.max() < 1
     assert abs(values.mean().item() - 0.5) < 0.05
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_subtiles_address_their_root(monkeypatch, arch):
+    x = torch.randn(64, 64).to(torch.bfloat16)
+    make = lambda: (x.clone(), torch.zeros(64, 64, dtype=torch.bfloat16), torch.zeros(64, 64, dtype=torch.bfloat16))
+    interp, emu = both(monkeypatch, arch, through_subtiles, make)
+    strips = torch.cat([x[16 * i:16 * (i + 1)] for i in reversed(range(4))])
+    q = lambda t, i, j: t[32 * i:32 * (i + 1), 32 * j:32 * (j + 1)]
+    blocks = torch.cat([torch.cat([q(x, 0, 0), q(x, 1, 0)], 1), torch.cat([q(x, 0, 1), q(x, 1, 1)], 1)])
+    for got in (interp, emu):
+        assert torch.equal(got[1], strips)
+        assert torch.equal(got[2], blocks)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_atomic_add_counts_waves(monkeypatch, arch):
+    make = lambda: (torch.zeros(4, dtype=torch.int32), torch.zeros(1))
+    for got in both(monkeypatch, arch, counters, make):
+        assert got[0].tolist() == [6, 3, 3, 3]
+        assert got[1].item() == 3.0

@@ -210,6 +210,9 @@ def HK_StoreScalarOp : HK_Op<"store_scalar", [MemoryEffects<[MemWrite]>]> {
 def HK_AtomicAddOp : HK_Op<"atomic_add", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "atomically add to one element of a global view";
   let description = [{
+    Once per wave: like every hk operation it acts for the whole wave, so a counter bumped by
+    `n` waves grows by `n`, not by `n` times the wave size.
+
     ```mlir
     hk.atomic_add %v, %a[%b, %d, %r, %c] : f32, !hk.gl<f32>
     ```

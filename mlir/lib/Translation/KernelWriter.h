@@ -18,6 +18,11 @@ public:
 private:
   CppEmitter &e;
 
+  struct SharedPlace {
+    std::string tile;       // `root[buffer]`
+    std::string row0, col0; // empty when the value is a whole buffer
+  };
+
   std::string n(Value v) { return e.name(v); }
   LogicalResult writeBlock(Block &block);
   LogicalResult writeOp(Operation *op);
@@ -26,6 +31,7 @@ private:
   LogicalResult writeIf(scf::IfOp ifOp);
   LogicalResult writeWhile(scf::WhileOp loop);
   LogicalResult writeHK(Operation *op);
+  SharedPlace placeOf(Value shared, Value buffer);
   LogicalResult writeWait(StringRef fn, int64_t count, ValueRange guarded);
   LogicalResult assignAll(ValueRange targets, ValueRange values);
   std::string literal(TypedAttr value);

@@ -23,6 +23,23 @@ LogicalResult KernelWriter::writeWait(StringRef fn, int64_t count, ValueRange gu
   return success();
 }
 
+/// Where a shared value lives: `root[buffer]`, plus the row and column offsets (empty when zero)
+/// that a chain of hk.subtile views adds. Views are single-buffer, so only the buffer of the view
+/// taken from the root allocation selects anything.
+KernelWriter::SharedPlace KernelWriter::placeOf(Value shared, Value buffer) {
+  std::string row0, col0;
+  while (auto sub = shared.getDefiningOp<SubtileOp>()) {
+    auto add = [](std::string &sum, std::string term) {
+      sum = sum.empty() ? term : sum + " + " + term;
+    };
+    add(row0, n(sub.getRow()) + " * " + std::to_string(sub.getType().getRows()));
+    add(col0, n(sub.getCol()) + " * " + std::to_string(sub.getType().getCols()));
+    buffer = sub.getBuffer();
+    shared = sub.getSrc();
+  }
+  return {n(shared) + "[" + n(buffer) + "]", row0, col0};
+}
+
 LogicalResult KernelWriter::writeHK(Operation *op) {
   // Register results are declared first, then filled by the call.
   auto declared = [&](Value v) { return e.declare(v, op->getLoc()); };
@@ -109,28 +126,25 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
                  << "*>(hk_lds + " << *offset << ");\n";
         return success();
       })
-      .Case([&](SubtileOp o) -> LogicalResult {
-        auto type = e.typeName(o.getType(), op->getLoc());
-        if (failed(type))
-          return failure();
-        e.line() << "auto " << n(o.getResult()) << " = hk::subtile<" << o.getType().getRows() << ", "
-                 << o.getType().getCols() << ">(" << bufferOf(o.getSrc(), o.getBuffer()) << ", "
-                 << n(o.getRow()) << ", " << n(o.getCol()) << ");\n";
-        return success();
-      })
+      // A subtile is no object of its own: loads and stores through it address its root
+      // allocation at a row and column offset.
+      .Case([&](SubtileOp) -> LogicalResult { return success(); })
       .Case([&](LdsLoadOp o) -> LogicalResult {
-        std::string src = isa_and_nonnull<SubtileOp>(o.getSrc().getDefiningOp())
-                              ? n(o.getSrc())
-                              : bufferOf(o.getSrc(), o.getBuffer());
-        return into(o.getResult(), "load", {src});
+        SharedPlace p = placeOf(o.getSrc(), o.getBuffer());
+        if (p.row0.empty())
+          return into(o.getResult(), "load", {p.tile});
+        return into(o.getResult(), "load", {p.tile, p.row0, p.col0});
       })
       .Case([&](LdsStoreOp o) -> LogicalResult {
-        std::string dst = isa_and_nonnull<SubtileOp>(o.getDst().getDefiningOp())
-                              ? n(o.getDst())
-                              : bufferOf(o.getDst(), o.getBuffer());
-        return call("store", {dst, n(o.getValue())});
+        SharedPlace p = placeOf(o.getDst(), o.getBuffer());
+        if (p.row0.empty())
+          return call("store", {p.tile, n(o.getValue())});
+        return call("store", {p.tile, n(o.getValue()), p.row0, p.col0});
       })
       .Case([&](CopyToLdsOp o) -> LogicalResult {
+        if (o.getDst().getDefiningOp<SubtileOp>())
+          return o.emitError() << "a workgroup copy into a subtile is not supported; copy the "
+                                  "whole shared tile";
         e.line() << "hk::group<" << e.warps << ">::load(" << bufferOf(o.getDst(), o.getBuffer())
                  << ", " << n(o.getSrc()) << ", " << n(o.getCoord()) << ");\n";
         if (e.facts.asyncGlobalToLds)
@@ -138,6 +152,9 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
         return success();
       })
       .Case([&](CopyFromLdsOp o) -> LogicalResult {
+        if (o.getSrc().getDefiningOp<SubtileOp>())
+          return o.emitError() << "a workgroup copy out of a subtile is not supported; copy the "
+                                  "whole shared tile";
         e.line() << "hk::group<" << e.warps << ">::store(" << n(o.getDst()) << ", "
                  << bufferOf(o.getSrc(), o.getBuffer()) << ", " << n(o.getCoord()) << ");\n";
         return success();

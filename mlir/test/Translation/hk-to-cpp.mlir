@@ -105,6 +105,31 @@ module attributes {hk.arch = "gfx1100"} {
 
 // -----
 
+// A subtile is addressed through its root allocation: the view emits nothing, and loads and
+// stores through it (even through a view of a view) pass the row and column offsets.
+// CHECK-LABEL: hk_kernel_quarters({{.*}}) {
+// CHECK: hk::st<hk::bf16, 64, 64>* [[S:s[0-9]+]] = reinterpret_cast
+// CHECK-NOT: subtile
+// CHECK: hk::load({{t[0-9]+}}, [[S]][[[B:v[0-9]+]]], [[I:v[0-9]+]] * 16, [[J:v[0-9]+]] * 64);
+// CHECK: hk::store([[S]][[[B]]], {{t[0-9]+}}, [[J]] * 16 + [[I]] * 32, [[I]] * 32 + [[J]] * 32);
+// CHECK-NOT: subtile
+module attributes {hk.arch = "gfx1100"} {
+  func.func @quarters(%a: !hk.gl<bf16>, %c: !hk.coord, %b: index, %i: index, %j: index) attributes {hk.kernel, hk.lds_bytes = 16384 : i64} {
+    %s = hk.lds_alloc {offset = 0 : i64} : !hk.st<bf16, 64x64, 2>
+    %q = hk.subtile %s[%b, %i, %j] : !hk.st<bf16, 64x64, 2> -> !hk.st<bf16, 16x64, 1>
+    %t = hk.lds_load %q[%j] : !hk.st<bf16, 16x64, 1> -> !hk.rt<bf16, 16x64, row>
+    hk.wait_lds 0 for %t : !hk.rt<bf16, 16x64, row>
+    %h = hk.subtile %s[%b, %i, %j] : !hk.st<bf16, 64x64, 2> -> !hk.st<bf16, 32x32, 1>
+    %r = hk.subtile %h[%i, %j, %i] : !hk.st<bf16, 32x32, 1> -> !hk.st<bf16, 16x32, 1>
+    %u = hk.lds_load %r[%i] : !hk.st<bf16, 16x32, 1> -> !hk.rt<bf16, 16x32, row>
+    hk.wait_lds 0 for %u : !hk.rt<bf16, 16x32, row>
+    hk.lds_store %u, %r[%i] : !hk.rt<bf16, 16x32, row>, !hk.st<bf16, 16x32, 1>
+    return
+  }
+}
+
+// -----
+
 // A kernel's max_vgprs becomes the compiler's VGPR limit, and the occupancy it implies:
 // 48 VGPRs in gfx1100's granules of 24 leave room for 1536 / 48 = 32 waves, capped at 16.
 // CHECK-LABEL: kernel capped:

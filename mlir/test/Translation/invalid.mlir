@@ -38,3 +38,13 @@ module attributes {hk.arch = "gfx803"} {
     return
   }
 }
+
+// -----
+
+func.func @copy_into_subtile(%a: !hk.gl<bf16>, %c: !hk.coord, %i: index) attributes {hk.kernel, hk.lds_bytes = 8192 : i64} {
+  %s = hk.lds_alloc {offset = 0 : i64} : !hk.st<bf16, 64x64, 1>
+  %q = hk.subtile %s[%i, %i, %i] : !hk.st<bf16, 64x64, 1> -> !hk.st<bf16, 32x64, 1>
+  // expected-error @+1 {{a workgroup copy into a subtile is not supported; copy the whole shared tile}}
+  hk.copy_to_lds %a[%c], %q[%i] : !hk.gl<bf16>, !hk.st<bf16, 32x64, 1>
+  return
+}

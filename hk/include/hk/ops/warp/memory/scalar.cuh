@@ -1,7 +1,11 @@
 // Single elements of a global tensor: load_scalar, store_scalar, atomic_add. Indices are
-// element indices (b, d, r, c); no bounds checks. Every lane that calls them performs them.
+// element indices (b, d, r, c); no bounds checks. Like the tile operations these are wave
+// operations on the wave's (uniform) scalars: loads and stores are done by every active lane,
+// which changes nothing, but an add must happen once per wave, so only the first active lane
+// performs it.
 #pragma once
 
+#include "../../../common/arch.cuh"
 #include "../../../types/global/gl.cuh"
 
 namespace hk {
@@ -17,6 +21,7 @@ HK_DEV void store_scalar(const gl<T>& g, int b, int d, int r, int c, T v) { *g.p
 // fp16 use a compare-and-swap loop on the aligned 32-bit word holding the element.
 template <class T>
 HK_DEV void atomic_add(const gl<T>& g, int b, int d, int r, int c, compute_t<T> v) {
+  if (laneid() != __builtin_ctzll(__builtin_amdgcn_read_exec())) return;
   T* p = g.ptr(b, d, r, c);
   if constexpr (__is_same(T, float) || __is_same(T, int32_t)) {
     __hip_atomic_fetch_add(p, static_cast<T>(v), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
