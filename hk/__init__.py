@@ -21,7 +21,7 @@ __version__ = "0.1.0"
 # public name -> the module that defines it
 _EXPORTS = {
     "Kernel": "hk.dsl.kernel", "TracedKernel": "hk.dsl.kernel", "kernel": "hk.dsl.kernel",
-    "range": "hk.dsl.control",
+    "range": "hk.dsl.control", "Func": "hk.dsl.func", "func": "hk.dsl.func",
     "DType": "hk.types", "RT": "hk.types", "RV": "hk.types", "ST": "hk.types", "SV": "hk.types",
     "Tensor": "hk.types", "bf16": "hk.types", "fp16": "hk.types", "fp32": "hk.types",
     "fp8e4m3": "hk.types", "fp8e5m2": "hk.types", "i8": "hk.types", "i32": "hk.types",

@@ -12,6 +12,7 @@ Line numbers are kept, so every operation still points at the user's line.
 """
 
 import ast
+import collections
 import inspect
 import textwrap
 
@@ -43,6 +44,18 @@ def _assigned(nodes):
     return names
 
 
+def _jumps(body):
+    """The return, break, continue and yield statements of `body`, outside nested functions."""
+    todo = collections.deque(body)  # breadth first: the outermost, earliest jump comes first
+    while todo:
+        n = todo.popleft()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(n, (ast.Return, ast.Break, ast.Continue, ast.Yield)):
+            yield n
+        todo.extend(ast.iter_child_nodes(n))
+
+
 def _located(node, template):
     """`node` and the nodes under it that have no location take `template`'s; nodes that have
     one (the user's, parsed from the source) keep it, and the walk does not enter them."""
@@ -68,13 +81,12 @@ class _Rewriter(ast.NodeTransformer):
         return "_hk_%s_%d_%d" % (kind, node.lineno, self.counter)
 
     def _refuse_jumps(self, body, what, node):
-        for stmt in body:
-            for n in ast.walk(stmt):
-                if isinstance(n, (ast.Return, ast.Break, ast.Continue, ast.Yield)):
-                    raise TraceError(
-                        "'%s' inside %s is not supported in a kernel" % (type(n).__name__.lower(), what),
-                        location=Location(self.filename, n.lineno, n.col_offset + 1),
-                        hint="compute a flag and test it after the loop, or restructure with hk.where")
+        for n in _jumps(body):
+            if isinstance(n, (ast.Return, ast.Break, ast.Continue, ast.Yield)):
+                raise TraceError(
+                    "'%s' inside %s is not supported in a kernel" % (type(n).__name__.lower(), what),
+                    location=Location(self.filename, n.lineno, n.col_offset + 1),
+                    hint="compute a flag and test it after the loop, or restructure with hk.where")
 
     def _visit_block(self, body):
         out = []
@@ -184,6 +196,15 @@ class _Rewriter(ast.NodeTransformer):
         return [cond_fn, body_fn, call]
 
     def visit_If(self, node):
+        # The branches become functions of their own, so a `return` in one would leave only
+        # the branch. (break and continue are refused by the enclosing loop.)
+        for n in _jumps(node.body + node.orelse):
+            if isinstance(n, (ast.Return, ast.Yield)):
+                raise TraceError(
+                    "'%s' inside an if is not supported in a kernel or @hk.func"
+                    % type(n).__name__.lower(),
+                    location=Location(self.filename, n.lineno, n.col_offset + 1),
+                    hint="assign the result in both branches and return it after the if")
         known = self._known()
         self.defined.append([])
         then = self._visit_block(node.body)
