@@ -196,7 +196,7 @@ H(s_bitcmp1_b64) { w.scc = (B0 >> (A1 & 63)) & 1; }
 
 // ---- gfx12 SALU float (single precision, round to nearest even) ----
 #define SF2(NAME, EXPR) H(NAME) { float a = bf(A0), b = bf(A1); D32(fb(EXPR)); }
-#define SF1(NAME, EXPR) H(NAME) { float a = bf(A0); D32(EXPR); }
+#define SF1(NAME, EXPR) H(NAME) { [[maybe_unused]] float a = bf(A0); D32(EXPR); }
 SF2(s_add_f32, a + b)
 SF2(s_sub_f32, a - b)
 SF2(s_mul_f32, a * b)

@@ -12,9 +12,9 @@ static inline float H2F(uint32_t x) { return h2f(uint16_t(x)); }
 
 // f16 ops: a, b, c are floats converted from f16 with modifiers; EXPR is float, rounded once.
 #define VH1(NAME, EXPR) H(NAME) { uint32_t A[LANES], R[LANES]; fetch16(m, w, in, 0, A, true); \
-  LOOP { float a = H2F(A[l]); R[l] = f2h(fpost(in, (EXPR))); } write16(m, w, in, R); }
+  LOOP { [[maybe_unused]] float a = H2F(A[l]); R[l] = f2h(fpost(in, (EXPR))); } write16(m, w, in, R); }
 #define VH2(NAME, EXPR) H(NAME) { uint32_t A[LANES], B[LANES], R[LANES]; fetch16(m, w, in, 0, A, true); \
-  fetch16(m, w, in, 1, B, true); LOOP { float a = H2F(A[l]), b = H2F(B[l]); R[l] = f2h(fpost(in, (EXPR))); } \
+  fetch16(m, w, in, 1, B, true); LOOP { [[maybe_unused]] float a = H2F(A[l]), b = H2F(B[l]); R[l] = f2h(fpost(in, (EXPR))); } \
   write16(m, w, in, R); }
 #define VH3(NAME, EXPR) H(NAME) { uint32_t A[LANES], B[LANES], C[LANES], R[LANES]; \
   fetch16(m, w, in, 0, A, true); fetch16(m, w, in, 1, B, true); fetch16(m, w, in, 2, C, true); \
@@ -235,7 +235,7 @@ PKI(v_pk_mad_u16, 3, a * b + c)
   LOOP { uint64_t r = 0; for (int h = 0; h < 2; ++h) { float v[3]; \
     for (int i = 0; i < NS; ++i) { bool sel = h ? ((in.opsel_hi >> i) & 1) : ((in.opsel >> i) & 1); \
       const Opnd& o = in.s[i]; uint32_t x = (o.kind == K_INL || o.kind == K_LIT) ? o.imm32 : uint32_t(S[i][l] >> (sel ? 32 : 0)); \
-      if (((h ? in.neg_hi : in.neg_lo) >> i) & 1) x ^= 0x80000000u; v[i] = bf(x); } \
+      if (((h ? in.neg_hi : in.neg_lo) >> i) & 1) { x ^= 0x80000000u; } v[i] = bf(x); } \
     float a = v[0], b = NS > 1 ? v[1] : 0.0f, c = NS > 2 ? v[2] : 0.0f; (void)b; (void)c; \
     r |= uint64_t(fo(m, fpost(in, (EXPR)))) << (32 * h); } R[l] = r; } write64(m, w, in, R); }
 PKF32(v_pk_add_f32, 2, a + b)
