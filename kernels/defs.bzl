@@ -20,7 +20,7 @@ load("//toolchains:hip.bzl", "CodeObjectInfo", "HIP_TOOL_ATTRS", "hip_compile_ac
 
 def _hk_kernel_impl(ctx):
     arch = ctx.attr.arch or selected_arch(ctx)
-    base = "%s.%s" % (ctx.label.name, arch)
+    base = "%s.%s" % (ctx.attr.basename or ctx.label.name, arch)
     mlir = ctx.actions.declare_file(base + ".mlir")
     cpp = ctx.actions.declare_file(base + ".cpp")
     co = ctx.actions.declare_file(base + ".co")
@@ -59,6 +59,7 @@ _ATTRS.update({
     "constexprs": attr.string_dict(doc = "Compile-time constants, NAME -> Python literal."),
     "deps": attr.label_list(allow_files = [".py"], doc = "Python files `src` imports."),
     "arch": attr.string(doc = "The architecture; empty means the one --config=<arch> selects."),
+    "basename": attr.string(doc = "Outputs are <basename>.<arch>.*; default: the target's name."),
     "_trace": attr.label(default = "//hk/compiler:trace_tool", executable = True, cfg = "exec"),
     "_headers": attr.label(default = "//hk/include:headers"),
 })
