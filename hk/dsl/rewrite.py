@@ -81,12 +81,12 @@ class _Rewriter(ast.NodeTransformer):
         return "_hk_%s_%d_%d" % (kind, node.lineno, self.counter)
 
     def _refuse_jumps(self, body, what, node):
-        for n in _jumps(body):
-            if isinstance(n, (ast.Return, ast.Break, ast.Continue, ast.Yield)):
-                raise TraceError(
-                    "'%s' inside %s is not supported in a kernel" % (type(n).__name__.lower(), what),
-                    location=Location(self.filename, n.lineno, n.col_offset + 1),
-                    hint="compute a flag and test it after the loop, or restructure with hk.where")
+        n = next(_jumps(body), None)
+        if n is not None:
+            raise TraceError(
+                "'%s' inside %s is not supported in a kernel" % (type(n).__name__.lower(), what),
+                location=Location(self.filename, n.lineno, n.col_offset + 1),
+                hint="compute a flag and test it after the loop, or restructure with hk.where")
 
     def _visit_block(self, body):
         out = []
@@ -198,13 +198,12 @@ class _Rewriter(ast.NodeTransformer):
     def visit_If(self, node):
         # The branches become functions of their own, so a `return` in one would leave only
         # the branch. (break and continue are refused by the enclosing loop.)
-        for n in _jumps(node.body + node.orelse):
-            if isinstance(n, (ast.Return, ast.Yield)):
-                raise TraceError(
-                    "'%s' inside an if is not supported in a kernel or @hk.func"
-                    % type(n).__name__.lower(),
-                    location=Location(self.filename, n.lineno, n.col_offset + 1),
-                    hint="assign the result in both branches and return it after the if")
+        n = next((j for j in _jumps(node.body + node.orelse) if isinstance(j, (ast.Return, ast.Yield))), None)
+        if n is not None:
+            raise TraceError(
+                "'%s' inside an if is not supported in a kernel or @hk.func" % type(n).__name__.lower(),
+                location=Location(self.filename, n.lineno, n.col_offset + 1),
+                hint="assign the result in both branches and return it after the if")
         known = self._known()
         self.defined.append([])
         then = self._visit_block(node.body)

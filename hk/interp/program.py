@@ -337,7 +337,11 @@ class Program:
     def _hk_subtile(self, op, ins, outs, attrs):
         spec = self._spec(op.results[0])
         R, C = spec.rows, spec.cols
-        return self._simple(outs, ins, lambda s, buf, i, j: s[buf:buf + 1, i * R:(i + 1) * R, j * C:(j + 1) * C])
+        # A view of a single-buffer tile (itself a view) has one buffer, whatever the index says.
+        def view(s, buf, i, j):
+            b = buf if s.shape[0] > 1 else 0
+            return s[b:b + 1, i * R:(i + 1) * R, j * C:(j + 1) * C]
+        return self._simple(outs, ins, view)
 
     def _hk_lds_load(self, op, ins, outs, attrs):
         return self._simple(outs, ins, lambda s, buf: s[buf if s.shape[0] > 1 else 0].clone())

@@ -93,9 +93,11 @@ def random(o: hk.Tensor[hk.fp32], seed: int):
 
 
 @hk.kernel(grid=(1,))
-def through_subtiles(x: hk.Tensor[hk.bf16], strips: hk.Tensor[hk.bf16], blocks: hk.Tensor[hk.bf16]):
+def through_subtiles(x: hk.Tensor[hk.bf16], strips: hk.Tensor[hk.bf16], blocks: hk.Tensor[hk.bf16],
+                     nested: hk.Tensor[hk.bf16]):
     # x (64 x 64) goes to LDS whole; its 16-row strips come back in reverse order through
-    # subtiles of the other buffer, and its 32 x 32 quadrants leave with their positions swapped.
+    # subtiles of the other buffer, its 32 x 32 quadrants leave with their positions swapped,
+    # and a subtile of a subtile reads the bottom half of the last quadrant.
     s = hk.lds.alloc(hk.ST(hk.bf16, 64, 64, 2))
     hk.lds.copy_to(s, 1, x, hk.tile_coord(0, 0, 0, 0))
     hk.arch.barrier()
@@ -105,6 +107,7 @@ def through_subtiles(x: hk.Tensor[hk.bf16], strips: hk.Tensor[hk.bf16], blocks: 
     for i in range(2):
         for j in range(2):
             blocks[0, 0, j, i] = s[1].subtile(32, 32, i, j).load(hk.RT(hk.bf16, 32, 32))
+    nested[0, 0, 0, 0] = s[1].subtile(32, 32, 1, 1).subtile(16, 32, 1, 0).load(hk.RT(hk.bf16, 16, 32))
     hk.arch.barrier()
     hk.lds.copy_from(strips, hk.tile_coord(0, 0, 0, 0), s, 0)
 
@@ -233,7 +236,8 @@ def test_rand_is_the_same_stream(monkeypatch, arch):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_subtiles_address_their_root(monkeypatch, arch):
     x = torch.randn(64, 64).to(torch.bfloat16)
-    make = lambda: (x.clone(), torch.zeros(64, 64, dtype=torch.bfloat16), torch.zeros(64, 64, dtype=torch.bfloat16))
+    make = lambda: (x.clone(), torch.zeros(64, 64, dtype=torch.bfloat16), torch.zeros(64, 64, dtype=torch.bfloat16),
+                    torch.zeros(16, 32, dtype=torch.bfloat16))
     interp, emu = both(monkeypatch, arch, through_subtiles, make)
     strips = torch.cat([x[16 * i:16 * (i + 1)] for i in reversed(range(4))])
     q = lambda t, i, j: t[32 * i:32 * (i + 1), 32 * j:32 * (j + 1)]
@@ -241,6 +245,7 @@ def test_subtiles_address_their_root(monkeypatch, arch):
     for got in (interp, emu):
         assert torch.equal(got[1], strips)
         assert torch.equal(got[2], blocks)
+        assert torch.equal(got[3], x[48:64, 32:64])
 
 
 @pytest.mark.parametrize("arch", ARCHS)
