@@ -26,3 +26,17 @@ def test_the_same_kernel_without_the_cap_builds():
     uncapped = hk.kernel(spilling.spilling.fn, grid=spilling.spilling.grid, warps=4)
     build = uncapped.build(arch="gfx1100")
     assert build.meta.spills == 0 and build.meta.scratch_bytes == 0
+
+
+def test_the_gate_runs_on_cache_hits_too():
+    import hk
+
+    fn, grid = spilling.spilling.fn, spilling.spilling.grid
+    first = hk.kernel(fn, grid=grid, warps=4).build(arch="gfx1100")
+    # The same source, so the same cache entry: only the gate can refuse it.
+    demanding = hk.kernel(fn, grid=grid, warps=4, min_occupancy=first.occupancy.waves_per_simd + 1)
+    with pytest.raises(ResourceError) as e:
+        demanding.build(arch="gfx1100")
+    assert "fewer than its min_occupancy=%d" % (first.occupancy.waves_per_simd + 1) in str(e.value)
+    again = hk.kernel(fn, grid=grid, warps=4).build(arch="gfx1100")
+    assert again.cached and again.path == first.path
