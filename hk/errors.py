@@ -36,6 +36,11 @@ class Location:
     def source_line(self):
         return linecache.getline(self.file, self.line).rstrip("\n")
 
+    @classmethod
+    def of_function(cls, fn):
+        """Where the Python function `fn` is defined."""
+        return cls(fn.__code__.co_filename, fn.__code__.co_firstlineno)
+
 
 def user_frame(depth=1):
     """The innermost stack frame outside the hk package (the user's kernel code)."""

@@ -35,6 +35,7 @@ class Builder:
         self.module = None
         self.constants = {}
         self.block_stack = []
+        self.func_depth = 0  # @hk.func calls being inlined
 
     # Locations -------------------------------------------------------------------------------
 

@@ -14,7 +14,6 @@ It takes and returns anything Python can pass: tiles, scalars, shared tiles, num
 """
 
 import functools
-import threading
 
 from hk.dsl import builder as _b
 from hk.dsl import rewrite
@@ -23,7 +22,6 @@ from hk.errors import Location, TraceError
 # Deeper than any real call chain; a function that calls itself on a device condition would
 # otherwise recurse until Python gives up.
 _MAX_DEPTH = 64
-_depth = threading.local()
 
 
 class Func:
@@ -36,28 +34,24 @@ class Func:
         self.fn = fn
         self._body = None
 
-    def _location(self):
-        code = self.fn.__code__
-        return Location(code.co_filename, code.co_firstlineno)
-
     def __call__(self, *args, **kwargs):
         if not _b.tracing():
             raise TraceError("%s is an @hk.func: it runs only inside a kernel being traced"
-                             % self.fn.__name__, location=self._location(),
+                             % self.fn.__name__, location=Location.of_function(self.fn),
                              hint="call it from an @hk.kernel (or another @hk.func)")
-        depth = getattr(_depth, "value", 0)
-        if depth >= _MAX_DEPTH:
+        b = _b.current()
+        if b.func_depth >= _MAX_DEPTH:
             raise TraceError("%s calls itself more than %d deep; @hk.func bodies are inlined, so "
                              "recursion must end on a Python value" % (self.fn.__name__, _MAX_DEPTH),
-                             location=self._location(),
+                             location=Location.of_function(self.fn),
                              hint="turn the recursion into an hk.range loop")
         if self._body is None:
             self._body = rewrite.rewrite(self.fn)
-        _depth.value = depth + 1
+        b.func_depth += 1
         try:
             return self._body(*args, **kwargs)
         finally:
-            _depth.value = depth
+            b.func_depth -= 1
 
     def __repr__(self):
         return "<hk.func %s>" % self.fn.__qualname__

@@ -23,7 +23,7 @@ from hk import types
 from hk.dsl import builder as _b
 from hk.dsl import rewrite
 from hk.dsl.values import Global, Scalar
-from hk.errors import LaunchError, TargetError, TraceError
+from hk.errors import LaunchError, Location, TargetError, TraceError
 from hk.target import facts
 
 _SCALARS = {int: types.i32, float: types.fp32, types.i32: types.i32, types.fp32: types.fp32}
@@ -44,7 +44,7 @@ def _parse_params(fn):
             continue
         if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
             raise TraceError("kernel %s: *args and **kwargs are not kernel parameters" % fn.__name__,
-                             location=_fn_location(fn))
+                             location=Location.of_function(fn))
         ann = p.annotation
         if isinstance(ann, types.TensorType):
             params.append(Param(p.name, ann))
@@ -53,16 +53,9 @@ def _parse_params(fn):
         else:
             raise TraceError(
                 "kernel %s: parameter %r needs an annotation: hk.Tensor[dtype], int or float"
-                % (fn.__name__, p.name), location=_fn_location(fn),
+                % (fn.__name__, p.name), location=Location.of_function(fn),
                 hint="compile-time constants go after a `*` as keyword-only parameters")
     return params, constants
-
-
-def _fn_location(fn):
-    from hk.errors import Location
-
-    code = fn.__code__
-    return Location(code.co_filename, code.co_firstlineno)
 
 
 @dataclasses.dataclass
@@ -108,7 +101,7 @@ class Kernel:
                  min_occupancy=None):
         if not isinstance(warps, int) or warps < 1:
             raise TraceError("warps must be a positive integer, not %r" % (warps,),
-                             location=_fn_location(fn))
+                             location=Location.of_function(fn))
         self.fn = fn
         self.grid = grid
         self.warps = warps
