@@ -68,7 +68,6 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
       out += (out.empty() ? "" : ", ") + n(v);
     return out;
   };
-  auto bufferOf = [&](Value shared, Value buffer) { return n(shared) + "[" + n(buffer) + "]"; };
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       // Indexing.
@@ -145,7 +144,7 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
         if (o.getDst().getDefiningOp<SubtileOp>())
           return o.emitError() << "a workgroup copy into a subtile is not supported; copy the "
                                   "whole shared tile";
-        e.line() << "hk::group<" << e.warps << ">::load(" << bufferOf(o.getDst(), o.getBuffer())
+        e.line() << "hk::group<" << e.warps << ">::load(" << placeOf(o.getDst(), o.getBuffer()).tile
                  << ", " << n(o.getSrc()) << ", " << n(o.getCoord()) << ");\n";
         if (e.facts.asyncGlobalToLds)
           e.asyncCopyPending = true;
@@ -156,7 +155,7 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
           return o.emitError() << "a workgroup copy out of a subtile is not supported; copy the "
                                   "whole shared tile";
         e.line() << "hk::group<" << e.warps << ">::store(" << n(o.getDst()) << ", "
-                 << bufferOf(o.getSrc(), o.getBuffer()) << ", " << n(o.getCoord()) << ");\n";
+                 << placeOf(o.getSrc(), o.getBuffer()).tile << ", " << n(o.getCoord()) << ");\n";
         return success();
       })
       // Waits, barriers, scheduling.
