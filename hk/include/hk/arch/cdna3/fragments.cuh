@@ -54,4 +54,17 @@ HK_DEV f32x4 mfma_k16(const T* a, const T* b, f32x4 c) {
   }
 }
 
+// acc[0..4) += A(16xK) * B(Kx16) for one output block; a and b are one strip's operand slots.
+// chunk32(a, b, c) multiplies one chunk of 32 k (8 slots); a last chunk of 16 takes one
+// 16x16x16 MFMA in the hardware's order.
+template <class T, int K, class Chunk32>
+HK_DEV void mfma_block(float* acc, const T* a, const T* b, Chunk32 chunk32) {
+  static_assert(K % 16 == 0, "hk: MFMA K must be a multiple of 16");
+  f32x4 c;
+  unroll<4>([&](auto i) { c[int(i)] = acc[i]; });
+  unroll<K / 32>([&](auto kc) { c = chunk32(a + 8 * kc, b + 8 * kc, c); });
+  if constexpr (K % 32) c = mfma_k16<T>(a + 8 * (K / 32), b + 8 * (K / 32), c);
+  unroll<4>([&](auto i) { acc[i] = c[int(i)]; });
+}
+
 }  // namespace hk::arch

@@ -27,15 +27,10 @@ HK_DEV f32x4 mfma_k32(const T* a, const T* b, f32x4 c) {
   }
 }
 
-// acc[0..4) += A(16xK) * B(Kx16) for one output block.
+// One chunk of 32 k is one 16x16x32 MFMA.
 template <class T, int K>
 HK_DEV void mma_block(float* acc, const T* a, const T* b) {
-  static_assert(K % 16 == 0, "hk: MFMA K must be a multiple of 16");
-  f32x4 c;
-  unroll<4>([&](auto i) { c[int(i)] = acc[i]; });
-  unroll<K / 32>([&](auto kc) { c = mfma_k32<T>(a + 8 * kc, b + 8 * kc, c); });
-  if constexpr (K % 32) c = mfma_k16<T>(a + 8 * (K / 32), b + 8 * (K / 32), c);
-  unroll<4>([&](auto i) { acc[i] = c[int(i)]; });
+  mfma_block<T, K>(acc, a, b, [](const T* a32, const T* b32, f32x4 c) { return mfma_k32<T>(a32, b32, c); });
 }
 
 }  // namespace hk::arch

@@ -6,15 +6,22 @@
 namespace hk {
 namespace detail {
 
-// f(element, row, col) for every slot of a tile; row and col are tile-local.
+// f(s, e, row, col) for every slot (s, e) of an RT, with its tile-local row and col.
 template <class RT, class F>
-HK_DEV void for_each_coord(RT& t, F f) {
-  using X = unqual_t<RT>;
-  static_assert(is_rt<X>, "hk: expected a register tile");
+HK_DEV void for_each_coord(F f) {
+  static_assert(is_rt<RT>, "hk: expected a register tile");
   const int lane = laneid(), a = lane & 15, g = lane >> 4;
-  unroll<X::strips>([&](auto s) {
-    unroll<X::slots>([&](auto e) { f(t.data[s][e], X::row_of(s, e, g, a), X::col_of(s, e, g, a)); });
+  unroll<RT::strips>([&](auto s) {
+    unroll<RT::slots>([&](auto e) { f(s, e, RT::row_of(s, e, g, a), RT::col_of(s, e, g, a)); });
   });
+}
+
+// d = a where keep(row, col), fill elsewhere.
+template <class D, class A, class Keep>
+HK_DEV void keep_where(D& d, const A& a, compute_t<typename D::dtype> fill, Keep keep) {
+  using T = typename D::dtype;
+  const T f = from_compute<T>(fill);
+  for_each_coord<D>([&](auto s, auto e, int r, int c) { d.data[s][e] = keep(r, c) ? convert<T>(a.data[s][e]) : f; });
 }
 
 }  // namespace detail
@@ -24,7 +31,9 @@ template <class D>
 HK_DEV void iota(D& d, int base, int row_stride, int col_stride) {
   static_assert(is_rt<D>, "hk::iota: expected a register tile");
   using T = typename D::dtype;
-  detail::for_each_coord(d, [&](T& x, int r, int c) { x = from_compute<T>(static_cast<compute_t<T>>(base + r * row_stride + c * col_stride)); });
+  detail::for_each_coord<D>([&](auto s, auto e, int r, int c) {
+    d.data[s][e] = from_compute<T>(static_cast<compute_t<T>>(base + r * row_stride + c * col_stride));
+  });
 }
 // d[r][c] = row0 + r, and d[r][c] = col0 + c.
 template <class D> HK_DEV void iota_rows(D& d, int row0 = 0) { iota(d, row0, 1, 0); }
@@ -34,28 +43,12 @@ template <class D> HK_DEV void iota_cols(D& d, int col0 = 0) { iota(d, col0, 0, 
 template <class D, class A>
 HK_DEV void tril(D& d, const A& a, int diag, compute_t<typename D::dtype> fill) {
   static_assert(detail::congruent<D, A>, "hk::tril: operands must share a layout");
-  using T = typename D::dtype;
-  const T f = from_compute<T>(fill);
-  const int lane = laneid(), la = lane & 15, g = lane >> 4;
-  unroll<D::strips>([&](auto s) {
-    unroll<D::slots>([&](auto e) {
-      const int r = D::row_of(s, e, g, la), c = D::col_of(s, e, g, la);
-      d.data[s][e] = c - r <= diag ? convert<T>(a.data[s][e]) : f;
-    });
-  });
+  detail::keep_where(d, a, fill, [&](int r, int c) { return c - r <= diag; });
 }
 template <class D, class A>
 HK_DEV void triu(D& d, const A& a, int diag, compute_t<typename D::dtype> fill) {
   static_assert(detail::congruent<D, A>, "hk::triu: operands must share a layout");
-  using T = typename D::dtype;
-  const T f = from_compute<T>(fill);
-  const int lane = laneid(), la = lane & 15, g = lane >> 4;
-  unroll<D::strips>([&](auto s) {
-    unroll<D::slots>([&](auto e) {
-      const int r = D::row_of(s, e, g, la), c = D::col_of(s, e, g, la);
-      d.data[s][e] = c - r >= diag ? convert<T>(a.data[s][e]) : f;
-    });
-  });
+  detail::keep_where(d, a, fill, [&](int r, int c) { return c - r >= diag; });
 }
 
 // Causal mask for a tile whose first element is global element (row0, col0): keep elements with
