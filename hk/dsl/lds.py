@@ -16,9 +16,12 @@ def alloc(spec):
 
 
 def _whole(shared, what):
-    if not isinstance(shared, Shared) or isinstance(shared, SharedView):
+    if isinstance(shared, SharedView):
         raise TraceError("hk.lds.%s takes a shared tile from hk.lds.alloc, not a subtile; copy the "
                          "whole shared tile and load its parts with .subtile()" % what)
+    if not isinstance(shared, Shared):
+        raise TraceError("hk.lds.%s takes a shared tile from hk.lds.alloc (and the buffer as its "
+                         "own argument), not %s" % (what, type(shared).__name__))
 
 
 def copy_to(shared, buffer, tensor, coord):

@@ -112,17 +112,19 @@ class Mutator:
 
 
 def commands(rng):
-    """Two of the tools' modes, one of them the full pipeline or the translation."""
+    """Two of the tools' modes, the first the full pipeline or the translation."""
     arch = rng.choice(ARCHS)
-    modes = [
-        [FLAGS.hk_opt],
+    deepest = [
         [FLAGS.hk_opt, "--hk-kernel-pipeline=arch=%s" % arch],
+        [FLAGS.hk_translate, "--hk-to-cpp", "--hk-arch=%s" % arch],
+    ]
+    others = [
+        [FLAGS.hk_opt],
         [FLAGS.hk_opt, "--hk-structure=arch=%s" % arch, "--hk-fragments=arch=%s" % arch],
         [FLAGS.hk_opt, "--hk-lds-allocation=arch=%s" % arch, "--hk-waits=arch=%s derive=false" % arch],
         [FLAGS.hk_opt, "--hk-budgets=arch=%s" % arch, "--mlir-print-op-generic"],
-        [FLAGS.hk_translate, "--hk-to-cpp", "--hk-arch=%s" % arch],
     ]
-    return [rng.choice(modes[1:2] + modes[5:]), rng.choice(modes)]
+    return [rng.choice(deepest), rng.choice(deepest + others)]
 
 
 def run(cmd, text):
@@ -161,8 +163,10 @@ def main(argv):
     crashes = []
     with concurrent.futures.ThreadPoolExecutor(FLAGS.jobs) as pool:
         for (cmd, text), outcome in zip(work, pool.map(lambda w: run(*w), work)):
-            outcomes["ok" if outcome == "ok" else "diagnosed" if outcome == "diagnosed" else "crash"] += 1
-            if outcome not in ("ok", "diagnosed"):
+            if outcome in ("ok", "diagnosed"):
+                outcomes[outcome] += 1
+            else:
+                outcomes["crash"] += 1
                 crashes.append((cmd, text, outcome))
 
     print("%d runs on %d mutated inputs from %d cases (seed %d): %d accepted, %d diagnosed, %d crashed"
