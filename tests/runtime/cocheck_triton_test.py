@@ -65,6 +65,15 @@ def test_clean_triton_code_objects_pass_both_gates(tmp_path, name):
     assert findings == []
 
 
+def test_triton_caches_under_the_test_directory(tmp_path):
+    # Under Bazel, HOME is the user's and read-only; Triton's cache must follow TEST_TMPDIR.
+    check(tmp_path, "add")
+    cache = os.environ["TRITON_CACHE_DIR"]
+    assert os.path.realpath(cache).startswith(os.path.realpath(os.environ["TEST_TMPDIR"]))
+    assert any(files for _, _, files in os.walk(cache))
+    assert str(tmp_path).startswith(os.environ["TEST_TMPDIR"])
+
+
 def test_a_spilling_triton_matmul_is_reported(tmp_path):
     meta, findings = check(tmp_path, "matmul64")
     assert meta.spills > 0
