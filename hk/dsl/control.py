@@ -8,7 +8,7 @@ assigns, each located at the user's statement.
 import builtins
 
 from hk.dsl import builder as _b
-from hk.dsl.values import UNDEFINED, Scalar, Value, _as_index, _Register, scalar, wrap
+from hk.dsl.values import UNDEFINED, Scalar, StagedTile, Value, _as_index, _Register, scalar, wrap
 from hk.errors import Location, TraceError
 
 
@@ -17,12 +17,18 @@ from hk.errors import Location, TraceError
 class range:  # noqa: A001 - hk.range mirrors Python's range
     """`for i in hk.range(start, stop, step, unroll=False)`: a device loop (scf.for).
 
-    With unroll=True and Python-int bounds the loop unrolls at trace time instead.
+    With unroll=True and Python-int bounds the loop unrolls at trace time instead. With
+    unroll=N (an int of at least 2) it stays a device loop whose body the compiled kernel holds N
+    times per iteration (the iterations left over run after it): in each copy `i % N` is a known
+    constant, so an LDS buffer index like `i % 2` costs nothing.
     """
 
     def __init__(self, start, stop=None, step=1, *, unroll=False):
         if stop is None:
             start, stop = 0, start
+        if not (unroll is True or unroll is False or (type(unroll) is int and unroll >= 1)):
+            raise TraceError("hk.range's unroll is True, False or a copy count of at least 1, not %r"
+                             % (unroll,))
         self.start, self.stop, self.step, self.unroll = start, stop, step, unroll
 
     def __iter__(self):
@@ -36,7 +42,7 @@ def _loc(where):
 
 def _device(value, name, where):
     """A carried value as a device value; Python numbers become constants."""
-    if isinstance(value, (_Register, Scalar)):
+    if isinstance(value, (_Register, Scalar, StagedTile)):
         return value
     if isinstance(value, bool):
         return scalar(value)
@@ -51,13 +57,13 @@ def _device(value, name, where):
 
 
 def _rewrap(v, like):
-    if isinstance(like, _Register):
+    if isinstance(like, (_Register, StagedTile)):
         return wrap(v, like.spec)
     return Scalar(v)
 
 
 def _check_same(name, before, after, where, what):
-    if type(before) is not type(after) or (isinstance(before, _Register) and before.spec != after.spec) \
+    if type(before) is not type(after) or (isinstance(before, (_Register, StagedTile)) and before.spec != after.spec) \
             or (isinstance(before, Scalar) and before.type_text != after.type_text):
         raise TraceError("%r changes type in the %s: %s before, %s after"
                          % (name, what, _describe(before), _describe(after)), location=Location(*where),
@@ -65,7 +71,7 @@ def _check_same(name, before, after, where, what):
 
 
 def _describe(v):
-    if isinstance(v, _Register):
+    if isinstance(v, (_Register, StagedTile)):
         from hk.dsl.values import describe
 
         return describe(v.spec)
@@ -75,7 +81,7 @@ def _describe(v):
 
 
 def for_loop(iterable, body, init, names, where):
-    if isinstance(iterable, range) and not (iterable.unroll and all(
+    if isinstance(iterable, range) and not (iterable.unroll is True and all(
             isinstance(x, int) for x in (iterable.start, iterable.stop, iterable.step))):
         return _scf_for(iterable, body, init, names, where)
     if isinstance(iterable, range):
@@ -95,6 +101,9 @@ def _scf_for(r, body, init, names, where):
     carried = [_device(v, n, where) for v, n in zip(init, names)]
     with _loc(where):
         loop = scf.ForOp(start.v, stop.v, step.v, [c.v for c in carried])
+    if type(r.unroll) is int and r.unroll > 1:
+        loop.operation.attributes["hk.unroll"] = b.ir.IntegerAttr.get(
+            b.ir.IntegerType.get_signless(64, b.context), r.unroll)
     block = loop.body
     with b.insert_into(block):
         args = [_rewrap(a, c) for a, c in zip(block.arguments[1:], carried)]

@@ -415,6 +415,20 @@ class Vector(_Register):
     __slots__ = ()
 
 
+class StagedTile(Value):
+    """A workgroup copy in flight (hk.lds.issue): registers that hk.lds.commit writes into LDS."""
+
+    __slots__ = ("spec",)
+
+    def __init__(self, v, spec):
+        super().__init__(v)
+        self.spec = spec
+
+    @property
+    def dtype(self):
+        return self.spec.dtype
+
+
 class Shared(Value):
     """A shared (LDS) tile or vector; `s[buffer]` is one of its buffers."""
 
@@ -483,6 +497,8 @@ def _shape(spec):
 
 
 def describe(spec):
+    if isinstance(spec, types.Staged):
+        return "a staged %dx%d %r tile" % (spec.rows, spec.cols, spec.dtype)
     if isinstance(spec, types.RT):
         return "hk.RT(%r, %d, %d, %r)" % (spec.dtype, spec.rows, spec.cols, spec.layout)
     if isinstance(spec, types.RV):
@@ -497,6 +513,8 @@ def wrap(v, spec):
         return Vector(v, spec)
     if isinstance(spec, (types.ST, types.SV)):
         return Shared(v, spec)
+    if isinstance(spec, types.Staged):
+        return StagedTile(v, spec)
     raise AssertionError(spec)
 
 

@@ -363,6 +363,17 @@ class Program:
             shared[env[buf]].copy_(env[g].load_tile(env[c], rows, cols, types.from_torch(shared.dtype)))
         return step
 
+    def _hk_copy_issue(self, op, ins, outs, attrs):
+        spec = self._spec(op.results[0])
+        return self._simple(outs, ins, lambda g, c: g.load_tile(c, spec.rows, spec.cols, spec.dtype))
+
+    def _hk_copy_commit(self, op, ins, outs, attrs):
+        v, s, buf = ins
+
+        def step(env, wave):
+            env[s][env[buf]].copy_(env[v])
+        return step
+
     def _hk_copy_from_lds(self, op, ins, outs, attrs):
         s, buf, g, c = ins
 

@@ -22,22 +22,31 @@ def _check_args(kernel, args):
                                  type(a).__name__))
 
 
+def divisors(kernel, args):
+    """{tensor parameter: divisor} of the tensors a call passes (see hk.types.divisor_of)."""
+    from hk import types
+
+    return {p.name: types.divisor_of(a.shape, a.stride(), a.data_ptr(), a.element_size())
+            for p, a in zip(kernel.params, args) if isinstance(p.kind, types.TensorType)}
+
+
 def launch(kernel, args, arch=None, constants=None):
     which = device.runner()
     _check_args(kernel, args)
     constants = kernel._constants(constants or {})
     grid = kernel.launch_grid(args, constants)
+    divs = divisors(kernel, args)
     if which == "interp":
         from hk.interp import run
 
-        traced = kernel.trace(arch, **constants)
+        traced = kernel.trace(arch, divisors=divs, **constants)
         return run(traced, grid, args)
     if which == "emu":
         from hk.runtime import emu_launch
 
-        built = kernel.build(arch, **constants)
+        built = kernel.build(arch, divisors=divs, **constants)
         return emu_launch.run(built, grid, args)
     from hk.runtime import gpu_launch
 
-    built = kernel.build(arch or device.detected_arch(), **constants)
+    built = kernel.build(arch or device.detected_arch(), divisors=divs, **constants)
     return gpu_launch.run(built, grid, args)
