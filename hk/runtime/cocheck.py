@@ -21,10 +21,14 @@ from hk.errors import HKError
 from hk.runtime import gate, metadata, waitcheck
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("objdump", None, "llvm-objdump to disassemble with (default: HK_LLVM_BIN or PATH)")
-flags.DEFINE_integer("warps", 1, "waves per workgroup, for the occupancy figure")
-flags.DEFINE_integer("max_vgprs", None, "refuse kernels with more VGPRs")
-flags.DEFINE_integer("min_occupancy", None, "refuse kernels with fewer waves per SIMD")
+
+
+def define_flags():
+    """The command line's flags (defined by main only: importing this module defines none)."""
+    flags.DEFINE_string("objdump", None, "llvm-objdump to disassemble with (default: HK_LLVM_BIN or PATH)")
+    flags.DEFINE_integer("warps", 1, "waves per workgroup, for the occupancy figure")
+    flags.DEFINE_integer("max_vgprs", None, "refuse kernels with more VGPRs")
+    flags.DEFINE_integer("min_occupancy", None, "refuse kernels with fewer waves per SIMD")
 
 
 def find_objdump(explicit=None):
@@ -82,4 +86,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    define_flags()
     app.run(main)
