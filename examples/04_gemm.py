@@ -1,7 +1,7 @@
-"""C = A·Bᵀ on the matrix cores (WMMA on RDNA, MFMA on CDNA), in two forms.
+"""C = A·Bᵀ (and A·B) on the matrix cores (WMMA on RDNA, MFMA on CDNA), in two forms.
 
-A is M x K and B is N x K, both row-major 16-bit; C is M x N, accumulated in fp32 and written in
-C's dtype. The fast form is the schedule that reaches the hardware's instruction budget, with
+A is M x K and B is N x K (or K x N), both row-major 16-bit; C is M x N, accumulated in fp32 and
+written in C's dtype. The fast form is the schedule that reaches the hardware's instruction budget, with
 its knobs as constants:
 
   - a workgroup of 4 waves owns a BM x BN tile of C, each wave a (BM/2) x (BN/2) quarter;
@@ -30,14 +30,23 @@ from common import check, run, timed
 
 
 @functools.lru_cache(maxsize=None)
-def gemm_kernel(dtype=hk.bf16, out=hk.fp32):
-    """The fast A·Bᵀ kernel for `dtype` operands (bf16 or fp16) and an `out` C."""
+def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt"):
+    """The fast kernel for `dtype` operands (bf16 or fp16) and an `out` C: C = A·Bᵀ with B N x K
+    (form "ABt"), or C = A·B with B K x N (form "AB": B's tiles are written into LDS transposed,
+    one 16-bit write per element, and the MMAs are the same; its wave tiles are half as wide, for
+    the registers those writes take)."""
+    if form not in ("ABt", "AB"):
+        raise ValueError("form is 'ABt' or 'AB', not %r" % (form,))
+    name = "gemm" if (dtype, out, form) == (hk.bf16, hk.fp32, "ABt") else "gemm_%s_%s_%s" % (
+        form, dtype.name, out.name)
+    b_major = form == "AB"
 
-    name = "gemm" if (dtype, out) == (hk.bf16, hk.fp32) else "gemm_%s_%s" % (dtype.name, out.name)
+    def b_tile(k, bx):
+        return hk.tile_coord(0, 0, k, bx) if b_major else hk.tile_coord(0, 0, bx, k)
 
     @hk.kernel(grid=lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM)), warps=4, name=name)
     def gemm(a: hk.Tensor[dtype], b: hk.Tensor[dtype], c: hk.Tensor[out], *,
-             BM=128, BN=128, BK=32, KSTEP=16):
+             BM=128, BN=64 if b_major else 128, BK=32, KSTEP=16):
         bx = hk.arch.block_idx.x
         by = hk.arch.block_idx.y
         w = hk.arch.warp_id()
@@ -48,13 +57,13 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32):
         acc = hk.zeros(hk.RT(hk.fp32, BM // 2, BN // 2))
         steps = hk.cdiv(a.cols, BK)
         hk.lds.commit(a_lds, 0, hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, 0)))
-        hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, hk.tile_coord(0, 0, bx, 0)))
+        hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(0, bx), transpose=b_major))
         hk.arch.barrier()
         for k in hk.range(steps, unroll=2):
             buf = k % 2
             # The next step's tiles (zeros past the last), in flight while this step multiplies.
             a_next = hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k + 1))
-            b_next = hk.lds.issue(b_lds, b, hk.tile_coord(0, 0, bx, k + 1))
+            b_next = hk.lds.issue(b_lds, b, b_tile(k + 1, bx), transpose=b_major)
             for kk in range(BK // KSTEP):
                 ta = a_lds[buf].subtile(BM // 2, KSTEP, wm, kk).load(hk.RT(dtype, BM // 2, KSTEP))
                 tb = b_lds[buf].subtile(BN // 2, KSTEP, wn, kk).load(hk.RT(dtype, BN // 2, KSTEP))
@@ -69,6 +78,7 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32):
 
 gemm = gemm_kernel()
 gemm_fp16 = gemm_kernel(hk.fp16, hk.fp16)
+gemm_ab = gemm_kernel(hk.bf16, hk.bf16, "AB")
 
 K_STEP = 32
 
@@ -119,7 +129,14 @@ def checks(device, repeat):
     gemm_fp16(a, b, c)
     check("%s %dx%dx%d, strided A" % (gemm_fp16.name, m, n, k), c, (a.float() @ b.float().t()).half(),
           rtol=2e-3, atol=2e-3)
+    # A·B with B stored K x N, ragged in N, and bf16 out.
+    m, n, k = 64, 200, 96
+    a = torch.randn(m, k, dtype=torch.bfloat16, device=device)
+    b = torch.randn(k, n, dtype=torch.bfloat16, device=device)
+    c = torch.empty(m, n, dtype=torch.bfloat16, device=device)
+    gemm_ab(a, b, c)
+    check("%s %dx%dx%d" % (gemm_ab.name, m, n, k), c, (a.float() @ b.float()).to(torch.bfloat16))
 
 
 if __name__ == "__main__":
-    run([(gemm, {}), (gemm_fp16, {}), (gemm_simple, {})], checks)
+    run([(gemm, {}), (gemm_fp16, {}), (gemm_ab, {}), (gemm_simple, {})], checks)

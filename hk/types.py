@@ -205,6 +205,7 @@ class Staged:
     dtype: DType
     rows: int
     cols: int
+    transposed: bool = False  # for a shared tile of the transposed shape (hk.lds.issue(transpose=True))
 
     def mlir(self):
         return "!hk.staged<%s, %dx%d>" % (self.dtype.mlir, self.rows, self.cols)

@@ -44,7 +44,7 @@ def copy_from(tensor, coord, shared, buffer):
         b.d.hk.copy_from_lds(shared.v, _as_index(scalar(buffer)).v, tensor.v, coord.v)
 
 
-def issue(shared, tensor, coord):
+def issue(shared, tensor, coord, transpose=False):
     """Starts a workgroup copy of the tile at `coord` of `tensor`, shaped like `shared`: every
     thread reads its share into registers and returns at once. The loads are in flight until
     hk.lds.commit writes them into a buffer of `shared` (the wait before it is derived), so the
@@ -54,7 +54,10 @@ def issue(shared, tensor, coord):
         ...                                                            # MMAs on this tile
         hk.lds.commit(a_lds, (k + 1) % 2, nxt)
 
-    Rows and columns past the tensor's edge read as zero, as hk.lds.copy_to has them.
+    Rows and columns past the tensor's edge read as zero, as hk.lds.copy_to has them. With
+    transpose=True the tile read is the transpose of `shared`'s shape (`coord` counts tiles of
+    that shape), and commit writes it transposed: B of A·B, or V of attention, stored K-major,
+    then reads back in row layout.
     """
     from hk.dsl.values import Coord
 
@@ -70,7 +73,10 @@ def issue(shared, tensor, coord):
                          hint="copy into a shared tile of the tensor's dtype")
     if not isinstance(coord, Coord):
         raise TraceError("hk.lds.issue takes the tile's hk.tile_coord(...), not %s" % type(coord).__name__)
-    staged = types.Staged(spec.dtype, spec.rows, spec.cols)
+    if transpose:
+        staged = types.Staged(spec.dtype, spec.cols, spec.rows, transposed=True)
+    else:
+        staged = types.Staged(spec.dtype, spec.rows, spec.cols)
     b = _b.current()
     with b.loc():
         return wrap(b.d.hk.copy_issue(b.type(staged.mlir()), tensor.v, coord.v), staged)
@@ -84,11 +90,12 @@ def commit(shared, buffer, staged):
     _whole(shared, "commit")
     if not isinstance(staged, StagedTile):
         raise TraceError("hk.lds.commit writes what hk.lds.issue returned, not %s" % type(staged).__name__)
-    spec = shared.spec
-    if not isinstance(spec, types.ST) or (spec.dtype, spec.rows, spec.cols) != (
-            staged.spec.dtype, staged.spec.rows, staged.spec.cols):
-        raise TraceError("hk.lds.commit: %s does not fit %s" % (describe(staged.spec), describe(spec)),
-                         hint="commit into the shared tile the copy was issued for")
+    spec, st = shared.spec, staged.spec
+    shape = (st.cols, st.rows) if st.transposed else (st.rows, st.cols)
+    if not isinstance(spec, types.ST) or (spec.dtype, spec.rows, spec.cols) != (st.dtype,) + shape:
+        raise TraceError("hk.lds.commit: %s%s does not fit %s" % (
+            describe(st), " (to be written transposed)" if st.transposed else "", describe(spec)),
+            hint="commit into the shared tile the copy was issued for")
     b = _b.current()
     with b.loc():
-        b.d.hk.copy_commit(staged.v, shared.v, _as_index(scalar(buffer)).v)
+        b.d.hk.copy_commit(staged.v, shared.v, _as_index(scalar(buffer)).v, transpose=st.transposed)

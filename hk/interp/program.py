@@ -369,9 +369,10 @@ class Program:
 
     def _hk_copy_commit(self, op, ins, outs, attrs):
         v, s, buf = ins
+        transpose = "transpose" in attrs
 
         def step(env, wave):
-            env[s][env[buf]].copy_(env[v])
+            env[s][env[buf]].copy_(env[v].t() if transpose else env[v])
         return step
 
     def _hk_copy_from_lds(self, op, ins, outs, attrs):

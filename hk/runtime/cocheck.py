@@ -11,7 +11,6 @@ included. Prints one line per finding and exits 1 if there is any.
 """
 
 import os
-import shutil
 import sys
 import tempfile
 
@@ -32,16 +31,21 @@ def define_flags():
 
 
 def find_objdump(explicit=None):
+    """The llvm-objdump to disassemble with: `explicit`, HK_LLVM_BIN's, or the toolchain's (the
+    hermetic one, or an installed ROCm's). Never whatever is first on PATH: an older LLVM does not
+    know the newer targets' instructions (and some versions crash on them)."""
+    from hk.runtime import toolchain
+
     if explicit:
         return os.path.abspath(explicit)
     bindir = os.environ.get("HK_LLVM_BIN")
     if bindir and os.path.exists(os.path.join(bindir, "llvm-objdump")):
         return os.path.join(bindir, "llvm-objdump")
-    for name in ("llvm-objdump", "llvm-objdump-22"):
-        found = shutil.which(name)
-        if found:
-            return found
-    raise HKError("llvm-objdump not found", hint="pass --objdump or set HK_LLVM_BIN")
+    try:
+        return toolchain.find().tool("llvm-objdump")
+    except HKError as e:
+        raise HKError("no llvm-objdump of the toolchain: %s" % e.message,
+                      hint="pass --objdump, set HK_LLVM_BIN, or point HK_ROCM_PATH at a ROCm") from None
 
 
 def check_file(path, objdump, warps=1, max_vgprs=None, min_occupancy=None):

@@ -17,7 +17,7 @@ import sys
 from absl import app, flags
 
 from hk.errors import HKError
-from hk.runtime import cocheck, metadata, toolchain, waitcheck
+from hk.runtime import cocheck, metadata, waitcheck
 
 MATRIX_PREFIXES = ("v_wmma_", "v_mfma_", "v_swmmac_", "v_smfmac_")
 
@@ -114,17 +114,9 @@ def main_loop(instructions):
     return max(candidates, key=lambda l: (l.matrix, -(l.tail - l.head)))
 
 
-def default_objdump():
-    """The toolchain's llvm-objdump (the hermetic one under Bazel, else HK_LLVM_BIN's or ROCm's)."""
-    try:
-        return toolchain.find().tool("llvm-objdump")
-    except HKError:
-        return cocheck.find_objdump()
-
-
 def stats(path, objdump=None):
     """{kernel name: KernelStats} of a code object file."""
-    objdump = objdump or default_objdump()
+    objdump = cocheck.find_objdump(objdump)
     metas = {m.name: m for m in metadata.read(path)}
     out = {}
     for name, instructions in waitcheck.disassemble(objdump, path).items():

@@ -30,6 +30,19 @@ def staged_copy(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
         hk.arch.barrier()
 
 
+@hk.kernel(grid=lambda p: (hk.cdiv(p.a.cols, 64), hk.cdiv(p.a.rows, 32)), warps=4)
+def transposed_copy(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
+    # A's 32 x 64 tile (by, bx) into a 64 x 32 shared tile, transposed; each wave writes 16 rows
+    # of it to Aᵀ's tile (bx, by).
+    by = hk.arch.block_idx.y
+    bx = hk.arch.block_idx.x
+    w = hk.arch.warp_id()
+    s = hk.lds.alloc(hk.ST(hk.bf16, 64, 32))
+    hk.lds.commit(s, 0, hk.lds.issue(s, a, hk.tile_coord(0, 0, by, bx), transpose=True))
+    hk.arch.barrier()
+    o[0, 0, bx * 4 + w, by] = s[0].subtile(16, 32, w, 0).load(hk.RT(hk.bf16, 16, 32))
+
+
 @hk.kernel(grid=(1,))
 def unrolled_sum(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], *, N=3):
     acc = hk.zeros(hk.RT(hk.fp32, 16, 16))
@@ -67,6 +80,20 @@ def test_staged_copy_matches_the_tensor_with_zeros_past_its_edges(monkeypatch, d
     ref = torch.zeros(rows, width, dtype=torch.bfloat16)
     ref[:, :cols] = a
     torch.testing.assert_close(o, ref, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("device", ["interp"] + ["emu:" + a for a in ARCHS])
+@pytest.mark.parametrize("rows,cols", [(64, 128), (40, 72)])
+def test_a_transposed_commit_writes_the_transpose(monkeypatch, device, rows, cols):
+    kind, _, arch = device.partition(":")
+    monkeypatch.setenv("HK_DEVICE", kind)
+    if arch:
+        monkeypatch.setenv("HK_ARCH", arch)
+    a = torch.randn(rows, cols).to(torch.bfloat16)
+    o = torch.full((cols, rows), 3.0, dtype=torch.bfloat16)
+    transposed_copy(a, o)
+    torch.testing.assert_close(o, a.t().contiguous(), rtol=0, atol=0)
+    assert "commit_transposed(" in transposed_copy.source("gfx1100")
 
 
 def test_each_divisor_picks_its_load_path():
@@ -177,6 +204,15 @@ def test_issue_and_commit_refuse_what_does_not_fit():
         wrong_shape.trace("gfx1100")
     with pytest.raises(TraceError, match="writes what hk.lds.issue returned"):
         not_staged.trace("gfx1100")
+
+    @hk.kernel(grid=(1,), warps=4)
+    def transposed_into_the_other_shape(a: hk.Tensor[hk.bf16]):
+        s = hk.lds.alloc(hk.ST(hk.bf16, 64, 32))
+        t = hk.lds.alloc(hk.ST(hk.bf16, 32, 64))
+        hk.lds.commit(s, 0, hk.lds.issue(t, a, hk.tile_coord(0, 0, 0, 0), transpose=True))
+
+    with pytest.raises(TraceError, match="to be written transposed"):
+        transposed_into_the_other_shape.trace("gfx1100")
 
 
 def test_a_staged_copy_waits_only_before_its_commit():

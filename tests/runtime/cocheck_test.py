@@ -145,3 +145,18 @@ def test_offload_bundles_are_unpacked(workdir):
         f.write(bundle)
     assert metadata.read(bundled)[0].name == "bundled"
     assert len(cocheck.check_file(bundled, OBJDUMP)) == 1
+
+
+def test_an_llvm_objdump_on_path_is_never_taken(tmp_path, monkeypatch):
+    # An older LLVM first on PATH must not be the disassembler: the toolchain's is.
+    fake = tmp_path / "llvm-objdump"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    hermetic = os.environ["HK_LLVM_BIN"]
+    monkeypatch.setenv("PATH", "%s:%s" % (tmp_path, os.environ.get("PATH", "")))
+    monkeypatch.delenv("HK_LLVM_BIN")
+    monkeypatch.setenv("HK_CLANG", os.path.join(hermetic, "clang"))
+    monkeypatch.setenv("HK_ROCM_ROOT", str(tmp_path))
+    found = cocheck.find_objdump()
+    assert found == os.path.join(os.path.abspath(hermetic), "llvm-objdump")
+    assert os.path.realpath(found) != os.path.realpath(str(fake))

@@ -335,15 +335,19 @@ def HK_CopyCommitOp : HK_Op<"copy_commit", [MemoryEffects<[MemWrite]>]> {
   let summary = "finish a workgroup copy: write a staged tile into a buffer of a shared tile";
   let description = [{
     The LDS writes are in flight on the LDS counter; a barrier must not be reached before they
-    complete (the waits pass derives the wait), after which every wave may read the tile.
+    complete (the waits pass derives the wait), after which every wave may read the tile. With
+    `transpose` the staged R x C tile is written transposed into a C x R shared tile (one 16-bit
+    write per element): an operand stored the other way round is then read in row layout.
 
     ```mlir
     hk.copy_commit %next, %s[%buf] : !hk.staged<bf16, 128x32>, !hk.st<bf16, 128x32, 2>
+    hk.copy_commit %v, %vt[%buf] transpose : !hk.staged<bf16, 64x128>, !hk.st<bf16, 128x64, 2>
     ```
   }];
-  let arguments = (ins HK_StagedTileType:$value, HK_SharedTileType:$dst, Index:$buffer);
+  let arguments = (ins HK_StagedTileType:$value, HK_SharedTileType:$dst, Index:$buffer,
+                       UnitAttr:$transpose);
   let assemblyFormat = [{
-    $value `,` $dst `[` $buffer `]` attr-dict `:` qualified(type($value)) `,` qualified(type($dst))
+    $value `,` $dst `[` $buffer `]` (`transpose` $transpose^)? attr-dict `:` qualified(type($value)) `,` qualified(type($dst))
   }];
   let hasVerifier = 1;
 }

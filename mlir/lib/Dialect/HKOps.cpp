@@ -182,6 +182,14 @@ LogicalResult CopyCommitOp::verify() {
   if (getDst().getDefiningOp<SubtileOp>())
     return emitOpError() << "expected a shared tile from hk.lds_alloc but got a subtile; commit "
                             "into the whole shared tile";
+  if (getTranspose()) {
+    StagedTileType v = getValue().getType();
+    SharedTileType d = getDst().getType();
+    if (v.getRows() != d.getCols() || v.getCols() != d.getRows())
+      return emitOpError() << "expected a staged tile of shape " << d.getCols() << "x" << d.getRows()
+                           << " to commit transposed but got " << v.getRows() << "x" << v.getCols();
+    return expectElement(*this, "staged tile", d.getElementType(), v.getElementType());
+  }
   return expectSameShape(*this, "staged tile", getDst().getType(), getValue().getType());
 }
 

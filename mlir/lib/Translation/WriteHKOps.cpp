@@ -197,7 +197,8 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
         return success();
       })
       .Case([&](CopyCommitOp o) -> LogicalResult {
-        e.line() << "hk::group<" << e.warps << ">::commit(" << placeOf(o.getDst(), o.getBuffer()).tile
+        e.line() << "hk::group<" << e.warps << ">::" << (o.getTranspose() ? "commit_transposed(" : "commit(")
+                 << placeOf(o.getDst(), o.getBuffer()).tile
                  << ", " << n(o.getValue()) << ");\n";
         return success();
       })

@@ -216,6 +216,14 @@ func.func @f(%t: !hk.staged<bf16, 16x64>, %i: index) {
 
 // -----
 
+func.func @f(%t: !hk.staged<bf16, 64x32>, %s: !hk.st<bf16, 64x32, 2>, %i: index) {
+  // expected-error @+1 {{'hk.copy_commit' op expected a staged tile of shape 32x64 to commit transposed but got 64x32}}
+  hk.copy_commit %t, %s[%i] transpose : !hk.staged<bf16, 64x32>, !hk.st<bf16, 64x32, 2>
+  return
+}
+
+// -----
+
 func.func @f(%n: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index

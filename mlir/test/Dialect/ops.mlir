@@ -107,6 +107,10 @@ func.func @staged_copies(%a: !hk.gl<bf16, div 64>, %c: !hk.coord, %n: index) att
   hk.wait_vm 0 for %t : !hk.staged<bf16, 128x32>
   // CHECK: hk.copy_commit %[[T]], %{{.*}}[%{{.*}}] : !hk.staged<bf16, 128x32>, !hk.st<bf16, 128x32, 2>
   hk.copy_commit %t, %s[%c0] : !hk.staged<bf16, 128x32>, !hk.st<bf16, 128x32, 2>
+  // CHECK: hk.copy_commit %{{.*}}, %{{.*}}[%{{.*}}] transpose : !hk.staged<bf16, 32x128>, !hk.st<bf16, 128x32, 2>
+  %u = hk.copy_issue %a[%c] : !hk.gl<bf16, div 64> -> !hk.staged<bf16, 32x128>
+  hk.wait_vm 0 for %u : !hk.staged<bf16, 32x128>
+  hk.copy_commit %u, %s[%c1] transpose : !hk.staged<bf16, 32x128>, !hk.st<bf16, 128x32, 2>
   // CHECK: hk.wait_lds 1 {younger = [!hk.rt<bf16, 16x32, row>]}
   hk.wait_lds 1 {younger = [!hk.rt<bf16, 16x32, row>]}
   // CHECK: scf.for

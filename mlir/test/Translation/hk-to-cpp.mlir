@@ -152,6 +152,7 @@ module {
 // CHECK: hk::wait_vm<0>();
 // CHECK-NEXT: hk::bind([[T]]);
 // CHECK-NEXT: hk::group<4>::commit({{s[0-9]+}}[{{v[0-9]+}}], [[T]]);
+// CHECK: hk::group<4>::commit_transposed({{s[0-9]+}}[{{v[0-9]+}}], {{t[0-9]+}});
 // CHECK: hk::wait_lds<hk::lds_insts<hk::rt<hk::bf16, 16, 64, hk::row_l>>() + hk::lds_insts<hk::staging<hk::st<hk::bf16, 64, 32>, 4>>()>();
 // CHECK: int [[K:v[0-9]+]]_k = {{v[0-9]+}};
 // CHECK-NEXT: for (; [[K]]_k + 1 * [[STEP:v[0-9]+]] < [[N:v[0-9]+]]; [[K]]_k += 2 * [[STEP]]) {
@@ -174,6 +175,9 @@ module {
     %t = hk.copy_issue %a[%c] : !hk.gl<bf16, div 64> -> !hk.staged<bf16, 64x32>
     hk.wait_vm 0 for %t : !hk.staged<bf16, 64x32>
     hk.copy_commit %t, %s[%c0] : !hk.staged<bf16, 64x32>, !hk.st<bf16, 64x32, 2>
+    %u = hk.copy_issue %a[%c] : !hk.gl<bf16, div 64> -> !hk.staged<bf16, 32x64>
+    hk.wait_vm 0 for %u : !hk.staged<bf16, 32x64>
+    hk.copy_commit %u, %s[%c1] transpose : !hk.staged<bf16, 32x64>, !hk.st<bf16, 64x32, 2>
     %x = hk.lds_load %q[%c0] : !hk.st<bf16, 16x64, 2> -> !hk.rt<bf16, 16x64, row>
     hk.wait_lds 2 {younger = [!hk.rt<bf16, 16x64, row>, !hk.staged<bf16, 64x32>]}
     scf.for %k = %c0 to %n step %c1 {

@@ -145,6 +145,8 @@ struct group {
   HK_DEV static void issue(S& s, const gl<T>& src, coord idx);
   template <class ST, class S>
   HK_DEV static void commit(ST& dst, const S& s);
+  template <class ST, class S>
+  HK_DEV static void commit_transposed(ST& dst, const S& s);
 
   // Shared vectors (memory/vec/global_to_shared.cuh).
   template <class SV, class T>

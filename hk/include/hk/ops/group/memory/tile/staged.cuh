@@ -35,6 +35,12 @@ namespace detail {
 template <int DIV, class T>
 inline constexpr bool rows_of_chunks = DIV * static_cast<int>(sizeof(T)) % 16 == 0;
 
+// A 16-byte chunk as its elements.
+template <class T, int N>
+struct chunk_elems_t {
+  T x[N];
+};
+
 // One element per load, through the same buffer range: rows past the end and columns past the
 // edge read zeros. Each chunk is waited for before it is packed, which keeps few registers live
 // (this is the path for tensors whose rows are not 16-byte multiples, not a fast one).
@@ -116,6 +122,28 @@ HK_DEV void group<NUM_WARPS>::commit(ST& dst, const S& s) {
     const int q = i * threads + t;
     if (S::chunks % threads == 0 || q < S::chunks)
       *reinterpret_cast<detail::u32x4*>(&dst.data[ST::index(q / K, (q % K) * CE)]) = s.data[i];
+  });
+}
+
+// The staged R x C tile written transposed, into a C x R shared tile: element (r, c) lands at
+// (c, r), one 16-bit LDS write each. What the matrix cores need of an operand stored the other
+// way round (B of A·B, V of attention): reading it back is then a row-layout read.
+template <int NUM_WARPS>
+template <class ST, class S>
+HK_DEV void group<NUM_WARPS>::commit_transposed(ST& dst, const S& s) {
+  using SRC = typename S::shared;
+  static_assert(is_staging<S> && __is_same(typename SRC::dtype, typename ST::dtype) && SRC::rows == ST::cols &&
+                    SRC::cols == ST::rows,
+                "hk::group::commit_transposed: the staging holds the transpose of the shared tile");
+  using T = typename ST::dtype;
+  constexpr int CE = SRC::chunk_elems, K = SRC::chunks;
+  const int t = thread();
+  unroll<S::per_thread>([&](auto i) {
+    const int q = i * threads + t, r = q / K, c = (q % K) * CE;
+    if (S::chunks % threads == 0 || q < S::chunks) {
+      const auto v = bit_cast<detail::chunk_elems_t<T, CE>>(s.data[i]);
+      unroll<CE>([&](auto e) { dst.data[ST::index(c + e, r)] = v.x[e]; });
+    }
   });
 }
 
