@@ -45,8 +45,10 @@ f32 arithmetic.
 What is not: the rest of the MODE register (f16/f64 denormals are always kept, rounding is
 always to nearest even, s_setreg/s_denorm_mode changes are ignored), synchronisation between workgroups (they run one after another), hostcall/printf,
 image and sample instructions, multi-block and scaled MFMA and the cbsz/abid/blgp broadcasts,
-dynamic VGPR indexing (v_movrel*, s_set_gpr_idx), gfx950 transposing LDS loads. Any instruction
-the core lacks raises EmuError when (and only when) it is executed.
+dynamic VGPR indexing (v_movrel*, s_set_gpr_idx), the 4-, 6- and 8-bit transposing LDS loads of
+gfx950 (the 16-bit ds_read_b64_tr_b16 is modelled). An instruction the core lacks, whose operands
+it cannot read, or that llvm-objdump cannot decode raises EmuError naming it and its address when
+(and only when) it is executed.
 
 Errors: CodeObjectError (not a loadable code object, unknown kernel), EmuError (an instruction
 the emulator lacks, a bad launch), MemoryFault, HazardError; all are hk.errors.HKError.

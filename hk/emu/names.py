@@ -15,7 +15,7 @@ ALIASES = {
     "s_sub_co_i32": "s_sub_i32", "s_add_co_ci_u32": "s_addc_u32", "s_sub_co_ci_u32": "s_subb_u32",
     "s_and_not1_wrexec_b32": "s_andn2_wrexec_b32", "s_and_not1_wrexec_b64": "s_andn2_wrexec_b64",
     "s_and_not0_wrexec_b32": "s_andn1_wrexec_b32", "s_and_not0_wrexec_b64": "s_andn1_wrexec_b64",
-    "s_memrealtime": "s_memtime", "s_getreg_b32": "s_getreg_b32",
+    "s_memrealtime": "s_memtime", "s_addk_co_i32": "s_addk_i32", "s_getreg_b32": "s_getreg_b32",
     # VALU
     "v_add_u32": "v_add_nc_u32", "v_sub_u32": "v_sub_nc_u32", "v_subrev_u32": "v_subrev_nc_u32",
     "v_addc_co_u32": "v_add_co_ci_u32", "v_subb_co_u32": "v_sub_co_ci_u32",

@@ -32,6 +32,23 @@ def run_asm(arch, co, name, nresults, inp=None, block=None, dtype=np.uint32, **k
     return out[:nresults * wave].reshape(nresults, wave).view(dtype)
 
 
+def loads(arch, n):
+    """Loads inp[i * wave + lane] into v1..vn of each lane, and waits."""
+    op = "global_load_dword" if arch.startswith("gfx9") else "global_load_b32"
+    wait = "  s_wait_loadcnt 0x0\n" if arch.startswith("gfx12") else "  s_waitcnt vmcnt(0)\n"
+    return "".join("  %s v%d, v100, s[6:7] offset:%d\n" % (op, i + 1, i * asm.WAVE[arch] * 4)
+                   for i in range(n)) + wait
+
+
+def inputs(arch, *cols):
+    """The `inp` buffer of the frame holding the columns one after another, a wave each."""
+    wave = asm.WAVE[arch]
+    inp = np.zeros(1024, np.uint32)
+    for i, c in enumerate(cols):
+        inp[i * wave:(i + 1) * wave] = np.asarray(c).view(np.uint32) if np.asarray(c).dtype != np.uint32 else c
+    return inp
+
+
 def f32(x):
     return np.asarray(x, dtype=np.float32).view(np.uint32)
 

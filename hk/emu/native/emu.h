@@ -149,6 +149,7 @@ using Handler = void (*)(Machine&, Wave&, const Inst&);
 struct Program {
   std::vector<Inst> insts;
   std::vector<std::string> text;              // disassembly, for messages
+  std::vector<std::string> note;              // why an instruction decoded to __unknown
   std::vector<int32_t> pc_index;              // (pc - text_base) / 4 -> instruction index
   uint32_t text_base = 0, text_end = 0;
   int index_of(uint64_t pc) const;            // Fault when pc is not an instruction

@@ -55,6 +55,35 @@ static void ds_load(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool se
   finish_issue(m, w, p);
 }
 
+// gfx950 ds_read_b64_tr_b16: each lane reads four 16-bit elements (4 consecutive M or N of one
+// K), and each group of 16 lanes transposes them so that a lane holds 4 consecutive K of one M:
+// lane l's element k is element l % 4 of what lane (l & ~15) + 4k + (l % 16) / 4 read. Triton
+// uses it for column-major MFMA operands; its matmuls check the layout against numpy.
+H(ds_load_b64_tr_b16) {
+  Offs a;
+  lane_addrs(m, w, in, a);
+  uint64_t mask = w.exec();
+  int dst = in.d[0].reg;
+  uint32_t off = uint32_t(in.offset);
+  Machine* mp = &m; Wave* wp = &w;
+  auto effect = [=]() {
+    uint16_t raw[LANES][4] = {};
+    for (int l = 0; l < wp->wsize; ++l)
+      if ((mask >> l) & 1) std::memcpy(raw[l], lds_at(*mp, a[l] + off, 8, "an LDS load"), 8);
+    for (int l = 0; l < wp->wsize; ++l) {
+      if (!((mask >> l) & 1)) continue;
+      uint16_t e[4];
+      for (int k = 0; k < 4; ++k) e[k] = raw[(l & ~15) + 4 * k + ((l & 15) >> 2)][l & 3];
+      wp->vr(dst)[l] = e[0] | (uint32_t(e[1]) << 16);
+      wp->vr(dst + 1)[l] = e[2] | (uint32_t(e[3]) << 16);
+    }
+  };
+  if (!m.opt.hazards) { effect(); return; }
+  Pending& p = issue(m, w, in, C_DS, P_LDS, 1, dst, 2);
+  if (m.deferred()) p.effect = effect; else effect();
+  finish_issue(m, w, p);
+}
+
 static void ds_store(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool hi16) {
   Offs a;
   lane_addrs(m, w, in, a);
@@ -270,7 +299,7 @@ void register_ds(Registry& r) {
   R(ds_store_b96) R(ds_store_b128) R(ds_store_b8_d16_hi) R(ds_store_b16_d16_hi) R(ds_load_2addr_b32)
   R(ds_load_2addr_b64) R(ds_load_2addr_stride64_b32) R(ds_load_2addr_stride64_b64) R(ds_store_2addr_b32)
   R(ds_store_2addr_b64) R(ds_store_2addr_stride64_b32) R(ds_store_2addr_stride64_b64)
-  R(ds_bpermute_b32) R(ds_permute_b32) R(ds_swizzle_b32) R(ds_nop)
+  R(ds_bpermute_b32) R(ds_permute_b32) R(ds_swizzle_b32) R(ds_nop) R(ds_load_b64_tr_b16)
 #undef R
   struct A { const char* name; Handler plain, rtn; };
 #define AT(N, OP, WIDE) {N, ds_atomic<OP, false, WIDE>, ds_atomic<OP, true, WIDE>}

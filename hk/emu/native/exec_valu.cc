@@ -188,6 +188,22 @@ H(v_mac_f32) {
   write32(m, w, in, R);
 }
 
+// gfx12 transcendentals on an SGPR (VOP3, so the float modifiers apply): v_s_exp_f32 s1, s2.
+static inline float sfsrc(Machine& m, Wave& w, const Inst& in) {
+  uint32_t x = sget(m, w, in, in.s[0]);
+  uint8_t md = in.s[0].mods;
+  if (md & M_ABS) x &= 0x7fffffffu;
+  if (md & M_NEG) x ^= 0x80000000u;
+  return bf(x);
+}
+#define VS_F32(NAME, EXPR) H(NAME) { float a = sfsrc(m, w, in); sset(m, w, in, in.d[0], fo(m, fpost(in, (EXPR)))); }
+VS_F32(v_s_exp_f32, std::exp2(a))
+VS_F32(v_s_log_f32, std::log2(a))
+VS_F32(v_s_rcp_f32, vrcp(a))
+VS_F32(v_s_rsq_f32, vrsq(a))
+VS_F32(v_s_sqrt_f32, std::sqrt(a))
+#undef VS_F32
+
 // ---- integer ----
 VI1(v_mov_b32, a)
 VI1(v_not_b32, ~a)
@@ -420,7 +436,8 @@ void register_valu(Registry& r) {
   R(v_rcp_iflag_f32) R(v_rsq_f32) R(v_sqrt_f32) R(v_sin_f32) R(v_cos_f32) R(v_frexp_mant_f32)
   R(v_cvt_f32_i32) R(v_cvt_f32_u32) R(v_cvt_f32_ubyte0) R(v_cvt_f32_ubyte1) R(v_cvt_f32_ubyte2)
   R(v_cvt_f32_ubyte3) R(v_cvt_i32_f32) R(v_cvt_u32_f32) R(v_cvt_rpi_i32_f32) R(v_cvt_flr_i32_f32)
-  R(v_frexp_exp_i32_f32) R(v_fmac_f32) R(v_mac_f32)
+  R(v_frexp_exp_i32_f32) R(v_fmac_f32) R(v_mac_f32) R(v_s_exp_f32) R(v_s_log_f32) R(v_s_rcp_f32)
+  R(v_s_rsq_f32) R(v_s_sqrt_f32)
   R(v_mov_b32) R(v_not_b32) R(v_bfrev_b32) R(v_ffbh_u32) R(v_ffbl_b32) R(v_ffbh_i32) R(v_add_nc_u32)
   R(v_sub_nc_u32) R(v_subrev_nc_u32) R(v_mul_lo_u32) R(v_mul_hi_u32) R(v_mul_hi_i32) R(v_mul_u32_u24)
   R(v_mul_hi_u32_u24) R(v_mul_i32_i24) R(v_mul_hi_i32_i24) R(v_min_i32) R(v_max_i32) R(v_min_u32)
