@@ -28,6 +28,7 @@ static void ds_load(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool se
   Offs a;
   lane_addrs(m, w, in, a);
   uint64_t mask = w.exec();
+  if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), bytes);
   int dst = in.d[0].reg, nreg = int((bytes + 3) / 4);
   uint32_t off = uint32_t(in.offset);
   Machine* mp = &m; Wave* wp = &w;
@@ -63,6 +64,7 @@ H(ds_load_b64_tr_b16) {
   Offs a;
   lane_addrs(m, w, in, a);
   uint64_t mask = w.exec();
+  if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), 8);
   int dst = in.d[0].reg;
   uint32_t off = uint32_t(in.offset);
   Machine* mp = &m; Wave* wp = &w;
@@ -94,6 +96,7 @@ static void ds_store(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool h
   for (int i = 0; i < nreg; ++i) std::memcpy(&data[size_t(i) * LANES], w.vr(d.reg + i), LANES * 4);
   uint64_t mask = w.exec();
   uint32_t off = uint32_t(in.offset);
+  if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, off, bytes);
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -118,6 +121,7 @@ static void ds_load2(Machine& m, Wave& w, const Inst& in, uint32_t bytes, uint32
   uint64_t mask = w.exec();
   int dst = in.d[0].reg, per = int(bytes / 4);
   uint32_t o0 = uint32_t(in.offset) * bytes * stride, o1 = uint32_t(in.offset1) * bytes * stride;
+  if (!m.dma.empty()) { dma_check(m, w, in, a.data(), mask, o0, bytes); dma_check(m, w, in, a.data(), mask, o1, bytes); }
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -146,6 +150,7 @@ static void ds_store2(Machine& m, Wave& w, const Inst& in, uint32_t bytes, uint3
   }
   uint64_t mask = w.exec();
   uint32_t o0 = uint32_t(in.offset) * bytes * stride, o1 = uint32_t(in.offset1) * bytes * stride;
+  if (!m.dma.empty()) { dma_check(m, w, in, a.data(), mask, o0, bytes); dma_check(m, w, in, a.data(), mask, o1, bytes); }
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -172,6 +177,7 @@ static void ds_atomic(Machine& m, Wave& w, const Inst& in) {
   lane_addrs(m, w, in, a);
   uint64_t mask = w.exec();
   int nr = WIDE ? 2 : 1;
+  if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), WIDE ? 8 : 4);
   const Opnd& d0 = in.s[1];
   const Opnd* d1 = in.ns > 2 ? &in.s[2] : nullptr;
   if (w.npend) { check_vread(m, w, in, d0.reg, nr); if (d1) check_vread(m, w, in, d1->reg, nr); }
