@@ -141,10 +141,3 @@ def find():
         "no HIP compiler found",
         hint="set HK_ROCM_PATH to a ROCm installation, or run through Bazel, whose rules and "
              "tests set HK_CLANG and HK_ROCM_ROOT to the hermetic toolchain")
-
-
-def objdump_features(arch):
-    """llvm-objdump flags for `arch`: gfx11/gfx12 disassemble in true16 form. Code compiled for
-    true16 (Triton's gfx1201 code) only decodes that way, and fake16 code reads the same (its
-    16-bit VOP1/VOP2 operands are v0-v127, which print as their .l halves)."""
-    return ["--mattr=+real-true16"] if arch and arch.startswith(("gfx11", "gfx12")) else []

@@ -17,6 +17,8 @@ import dataclasses
 import re
 import subprocess
 
+from hk.runtime import objdump as objdump_flags
+
 _LINE = re.compile(r"^\s+(?P<asm>[a-z_][^/]*?)\s*//\s*(?P<addr>[0-9A-Fa-f]+):(?P<rest>.*)$")
 _SYMBOL = re.compile(r"^(?P<addr>[0-9a-fA-F]+) <(?P<name>[^>]+)>:$")
 _TARGET = re.compile(r"<(?P<sym>[^+>]+)(?:\+0x(?P<off>[0-9a-fA-F]+))?>")
@@ -56,9 +58,7 @@ class Finding:
 
 def disassemble(objdump, path, arch=None):
     """{kernel name: [Instruction]} from llvm-objdump (gfx11/gfx12 in true16 form)."""
-    from hk.runtime import toolchain
-
-    out = subprocess.run([objdump, "-d", "--no-show-raw-insn"] + toolchain.objdump_features(arch) + [path],
+    out = subprocess.run([objdump, "-d", "--no-show-raw-insn"] + objdump_flags.features(arch) + [path],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     if out.returncode != 0:
         raise RuntimeError("llvm-objdump failed on %s: %s" % (path, out.stderr.strip()))
