@@ -21,8 +21,9 @@ launch(code_object, kernel_name, grid, block, args, arch=None, hazards=True,
                 ByValue(pack) for a by-value struct that holds pointers (pack(alloc) returns its
                 bytes, alloc(array) places an array in device memory and returns its address)
   arch          when given, the code object must be for this architecture
-  hazards       model the wait counters: using a register whose load is still outstanding, or
-                reaching a barrier with LDS writes outstanding, raises HazardError
+  hazards       model the wait counters of the target: using a register whose load is still
+                outstanding, reaching a barrier with LDS stores outstanding, or touching LDS
+                bytes a global->LDS copy (of any wave) still writes raises HazardError
   random_order_seed  complete memory operations (and interleave waves) in a random legal order
                 drawn from this seed, to surface races a fixed order hides; implies hazards
   shared_mem    dynamic LDS bytes, added to the kernel's static LDS

@@ -30,7 +30,7 @@ ALIASES = {
     "v_pk_max_num_f16": "v_pk_max_f16", "v_pk_min_num_f16": "v_pk_min_f16",
     "v_clz_i32_u32": "v_ffbh_u32", "v_ctz_i32_b32": "v_ffbl_b32", "v_cls_i32": "v_ffbh_i32",
     "v_mad_co_u64_u32": "v_mad_u64_u32", "v_mad_co_i64_i32": "v_mad_i64_i32",
-    "v_cvt_floor_i32_f32": "v_cvt_flr_i32_f32", "v_cvt_nearest_i32_f32": "v_cvt_rpi_i32_f32",
+    "v_cvt_floor_i32_f32": "v_cvt_flr_i32_f32", "v_cvt_pk_rtz_f16_f32": "v_cvt_pkrtz_f16_f32", "v_cvt_nearest_i32_f32": "v_cvt_rpi_i32_f32",
     "v_dot2acc_f32_f16": "v_dot2c_f32_f16", "v_dot2acc_f32_bf16": "v_dot2c_f32_bf16",
     "v_mad_legacy_f32": "v_mad_f32", "v_add_co_u32_nc": "v_add_nc_u32",
     "v_exp_legacy_f32": "v_exp_f32", "v_log_legacy_f32": "v_log_f32", "v_mad_u32_u16": "v_mad_u32_u16",
