@@ -1,8 +1,9 @@
 """Known answers for instructions that Triton's and clang's code for these targets use and the
 emulator once lacked or misread: gfx950's transposing LDS load and packed f16 conversion,
-gfx1100's 16->32-bit conversions, gfx1201's scalar transcendentals, s_addk_co_i32, its true16
-encodings and the wave id in ttmp8, an AGPR operand named a16, and the error an instruction the
-emulator cannot run raises (its name, its address, and only when it is executed)."""
+gfx1100's 16->32-bit conversions, the maxmin/minmax clamps of gfx11 and gfx12, gfx1201's scalar
+transcendentals, s_addk_co_i32, its true16 encodings and the wave id in ttmp8, an AGPR operand
+named a16, and the error an instruction the emulator cannot run raises (its name, its address,
+and only when it is executed)."""
 
 import numpy as np
 
@@ -126,6 +127,33 @@ class FormsTest(emutest.EmuTest):
         out = np.zeros(160, np.uint32)
         hk.emu.launch(co, "wave_id", grid=(2,), block=(160,), args=[out, np.zeros(1024, np.uint32)])
         np.testing.assert_array_equal(out, np.arange(160) // 32)     # work-item t is in wave t / 32
+
+    def test_maxmin_and_minmax(self):
+        # clang's clamp on gfx11 (v_maxmin_f32) and gfx12 (v_maxmin_num_f32)
+        a, b, c = (f32(RNG.uniform(-3, 3, 32)) for _ in range(3))
+        i = (RNG.integers(-50, 50, (3, 32))).astype(np.int32)
+        body = """
+  v_maxmin_f32 v10, v1, v2, v3
+  v_minmax_f32 v11, v1, -v2, v3
+  v_maxmin_i32 v12, v4, v5, v6
+  v_minmax_u32 v13, v4, v5, v6
+  v_maxmin_f16 v14.l, v7.l, v8.l, v9.l
+"""
+        body12 = "  v_maxmin_num_f32 v10, v1, v2, v3\n  v_minmax_num_f32 v11, v1, -v2, v3\n"
+        h = RNG.uniform(-3, 3, (3, 64)).astype(np.float16)
+        ins = (a, b, c) + tuple(i.view(np.uint32)) + tuple(x.view(np.uint32) for x in h)
+        for arch, text, n in (("gfx1100", body, 5), ("gfx1201", body12, 2)):
+            co = asm.assemble(arch, {"mm": (loads(arch, 9) + text, list(range(10, 10 + n)))})
+            out = emutest.run_asm(arch, co, "mm", n, inp=inputs(arch, *ins))
+            np.testing.assert_array_equal(out[0].view(np.float32), np.minimum(np.maximum(a, b), c))
+            np.testing.assert_array_equal(out[1].view(np.float32), np.maximum(np.minimum(a, -b), c))
+            if arch == "gfx1100":
+                u = i.view(np.uint32)
+                np.testing.assert_array_equal(out[2].view(np.int32), np.minimum(np.maximum(i[0], i[1]), i[2]))
+                np.testing.assert_array_equal(out[3], np.maximum(np.minimum(u[0], u[1]), u[2]))
+                lo = h[:, 0::2]                                   # the .l halves
+                want = np.minimum(np.maximum(lo[0], lo[1]), lo[2]).view(np.uint16)
+                np.testing.assert_array_equal(out[4] & 0xFFFF, want)
 
     def test_agpr_named_a16_is_an_operand(self):
         body = """

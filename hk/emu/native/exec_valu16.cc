@@ -45,6 +45,8 @@ VH3(v_fma_f16, fmah(a, b, c))
 VH3(v_max3_f16, std::fmax(std::fmax(a, b), c))
 VH3(v_min3_f16, std::fmin(std::fmin(a, b), c))
 VH3(v_med3_f16, med3(a, b, c))
+VH3(v_maxmin_f16, std::fmin(std::fmax(a, b), c))
+VH3(v_minmax_f16, std::fmax(std::fmin(a, b), c))
 VH1(v_exp_f16, std::exp2(a))
 VH1(v_log_f16, std::log2(a))
 VH1(v_rcp_f16, 1.0f / a)
@@ -349,7 +351,7 @@ H(v_dot4c_i32_i8) { dot4(m, w, in, true, true, true); }
 void register_valu16(Registry& r) {
 #define R(name) r.add(#name, name);
   R(v_add_f16) R(v_sub_f16) R(v_subrev_f16) R(v_mul_f16) R(v_max_f16) R(v_min_f16) R(v_ldexp_f16)
-  R(v_fma_f16) R(v_max3_f16) R(v_min3_f16) R(v_med3_f16) R(v_exp_f16) R(v_log_f16) R(v_rcp_f16)
+  R(v_fma_f16) R(v_max3_f16) R(v_min3_f16) R(v_med3_f16) R(v_maxmin_f16) R(v_minmax_f16) R(v_exp_f16) R(v_log_f16) R(v_rcp_f16)
   R(v_rsq_f16) R(v_sqrt_f16) R(v_sin_f16) R(v_cos_f16) R(v_floor_f16) R(v_ceil_f16) R(v_trunc_f16)
   R(v_rndne_f16) R(v_fract_f16) R(v_cvt_f16_i16) R(v_cvt_f16_u16) R(v_fmac_f16) R(v_mov_b16)
   R(v_not_b16) R(v_add_nc_u16) R(v_sub_nc_u16) R(v_mul_lo_u16) R(v_lshlrev_b16) R(v_lshrrev_b16)
