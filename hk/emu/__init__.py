@@ -74,4 +74,11 @@ def kernels(code_object):
     return sorted(_runner.load(code_object)[0].kernels)
 
 
-__all__ = ["launch", "kernels", "ByValue", "CodeObjectError", "EmuError", "HazardError", "MemoryFault"]
+def unsupported(code_object):
+    """[(pc, text, why)] of the instructions in a code object the emulator cannot run (each would
+    raise EmuError if executed): empty when it runs all of them."""
+    from hk.emu import runner as _runner
+    return _runner.unsupported(code_object)
+
+
+__all__ = ["launch", "kernels", "unsupported", "ByValue", "CodeObjectError", "EmuError", "HazardError", "MemoryFault"]

@@ -332,7 +332,8 @@ def _undecodable(line, note):
 
 
 def decode(lines, family, is_gfx9, text_range):
-    """A _native.Program for the disassembled lines of one code object."""
+    """(_native.Program, {pc: instruction index}, [(pc, text, why)] of the instructions that
+    decoded to __unknown) for the disassembled lines of one code object."""
     rows, texts, notes, index_of_pc, branch_rows = [], [], [], {}, []
     for line in lines:
         halves = line.text.split(" :: ")
@@ -372,7 +373,8 @@ def decode(lines, family, is_gfx9, text_range):
     for pc, idx in index_of_pc.items():
         if base <= pc < base + size:
             pc_index[(pc - base) // 4] = idx
-    return _native.Program(arr, texts, notes, base, base + size, pc_index), index_of_pc
+    unknown = [(r[FIELDS["pc"]], t, n) for r, t, n in zip(rows, texts, notes) if n]
+    return _native.Program(arr, texts, notes, base, base + size, pc_index), index_of_pc, unknown
 
 
 BRANCH_OPS = {OPS[n] for n in BRANCHES}

@@ -200,6 +200,16 @@ class UnknownInstructionTest(emutest.EmuTest):
         out = emutest.run_asm("gfx1100", self.co, "skipped", 1)
         np.testing.assert_array_equal(out[0], 5)
 
+    def test_listed_before_running(self):
+        whys = [why for _, _, why in hk.emu.unsupported(self.co)]
+        self.assertEqual(len(whys), 4)           # lacks, word, and the two skipped in skipped
+        self.assertEqual(sum("v_movrels_b32" in w for w in whys), 2)
+
+    def test_the_hip_kernels_can_run_every_instruction(self):
+        # clang's code for the four targets (tests/emu/kernels), instruction by instruction
+        for path in emutest.FLAGS.code_object:
+            self.assertEqual(hk.emu.unsupported(path), [], path)
+
 
 if __name__ == "__main__":
     emutest.main()

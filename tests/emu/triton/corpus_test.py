@@ -199,6 +199,14 @@ class CorpusTest(parameterized.TestCase):
             np.testing.assert_allclose(out[i * n:(i + 1) * n], ref, rtol=2e-6, atol=2e-7, err_msg=name)
 
 
+class DecodeTest(absltest.TestCase):
+
+    def test_every_instruction_of_the_corpus_can_run(self):
+        os.environ["HK_LLVM_OBJDUMP"] = os.path.abspath(FLAGS.objdump)
+        for path in FLAGS.code_object:
+            self.assertEqual(hk.emu.unsupported(path), [], os.path.basename(path))
+
+
 class RandomOrderTest(CorpusTest):
     """The same programs with memory operations completing in a random legal order: correct
     code gives the same answers and no hazard."""
