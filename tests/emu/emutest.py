@@ -2,6 +2,7 @@
 runner for the assembly frame of asm.py."""
 
 import os
+import tempfile
 
 import numpy as np
 from absl import flags
@@ -11,6 +12,12 @@ import hk.emu
 from tests.emu import asm
 
 FLAGS = flags.FLAGS
+
+# Under Bazel only TEST_TMPDIR is the test's to write: the assembler's and the disassembler's
+# temporary files go there.
+if os.environ.get("TEST_TMPDIR"):
+    os.environ["TMPDIR"] = os.environ["TEST_TMPDIR"]
+    tempfile.tempdir = None
 flags.DEFINE_string("objdump", None, "the hermetic llvm-objdump")
 flags.DEFINE_multi_string("code_object", [], "HIP code objects: <kernel>_<arch>.<arch>.co")
 

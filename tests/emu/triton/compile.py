@@ -4,8 +4,8 @@ ahead of time and without a GPU: writes the code object and a JSON file of what 
 
     compile.py --spec vector_add --arch gfx1100 --out vector_add.gfx1100.co --meta vector_add.gfx1100.json
 
-Triton's cache and home are a fresh directory beside the outputs, removed when done, so the
-build action reads and writes nothing of the user's.
+Triton's cache, home and temporary files are in a fresh directory beside the outputs, removed
+when done, so the build action reads and writes nothing of the user's.
 """
 
 import json
@@ -54,6 +54,8 @@ def main(argv):
         # Set before Triton is first imported: it reads them once.
         os.environ["TRITON_HOME"] = os.path.join(private, "home")
         os.environ["TRITON_CACHE_DIR"] = os.path.join(private, "cache")
+        os.environ["TMPDIR"] = private
+        tempfile.tempdir = None
         os.environ["TRITON_DEFAULT_FP_FUSION"] = "1"
         co, meta = compile_spec(FLAGS.spec, FLAGS.arch)
     finally:

@@ -6,6 +6,7 @@ what the emulator must get right.
 
 import json
 import os
+import tempfile
 
 import numpy as np
 from absl import flags
@@ -16,6 +17,11 @@ from hk.emu import runner
 from tests.emu.triton import kernels
 
 FLAGS = flags.FLAGS
+
+# Under Bazel only TEST_TMPDIR is the test's to write (the disassembler's temporary files).
+if os.environ.get("TEST_TMPDIR"):
+    os.environ["TMPDIR"] = os.environ["TEST_TMPDIR"]
+    tempfile.tempdir = None
 flags.DEFINE_multi_string("code_object", [], "corpus code objects: <spec>.<arch>.co, each beside its .json")
 flags.DEFINE_string("objdump", None, "the hermetic llvm-objdump")
 

@@ -6,6 +6,7 @@ hardware counts them)."""
 import contextlib
 import io
 import os
+import tempfile
 
 from absl import flags
 from absl.testing import absltest, parameterized
@@ -14,6 +15,11 @@ from hk.runtime import cocheck, waitcheck
 from tests.emu.triton import kernels
 
 FLAGS = flags.FLAGS
+
+# Under Bazel only TEST_TMPDIR is the test's to write (the disassembler's temporary files).
+if os.environ.get("TEST_TMPDIR"):
+    os.environ["TMPDIR"] = os.environ["TEST_TMPDIR"]
+    tempfile.tempdir = None
 flags.DEFINE_multi_string("code_object", [], "corpus code objects: <spec>.<arch>.co")
 # --objdump is cocheck's own flag.
 
