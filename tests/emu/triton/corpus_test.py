@@ -205,6 +205,22 @@ class CorpusTest(parameterized.TestCase):
             np.testing.assert_allclose(out[i * n:(i + 1) * n], ref, rtol=2e-6, atol=2e-7, err_msg=name)
 
 
+    @parameterized.named_parameters(cases("math_more"))
+    def test_more_math(self, spec, arch):
+        n = 300
+        x = self.rng.uniform(-4, 4, n).astype(np.float32)
+        out = np.zeros(12 * n, np.float32)
+        self.launch(spec, arch, (-(-n // 128),), x, out, n)
+        xd, ad = x.astype(np.float64), np.abs(x.astype(np.float64))
+        refs = [("cos", np.cos(xd)), ("sqrt", np.sqrt(ad)), ("rsqrt", 1 / np.sqrt(ad + 0.25)),
+                ("atan", np.arctan(xd)), ("sinh", np.sinh(xd)), ("log1p", np.log1p(ad)), ("expm1", np.expm1(xd)),
+                ("asinh", np.arcsinh(xd)), ("div", xd / (ad + 1)), ("fmod", np.fmod(xd, 1.5)),
+                ("exp2+log2", 2 ** xd + np.log2(ad + 1)),
+                ("sin of a large angle", np.sin((x * np.float32(1000)).astype(np.float64)))]
+        for i, (name, ref) in enumerate(refs):
+            np.testing.assert_allclose(out[i * n:(i + 1) * n], ref, rtol=3e-6, atol=1e-7, err_msg=name)
+
+
 class DecodeTest(absltest.TestCase):
 
     def test_every_instruction_of_the_corpus_can_run(self):

@@ -1,5 +1,5 @@
 """The Triton kernels of the emulator's corpus: the programs Triton's tutorials teach (vector add,
-fused softmax, a tiled matmul, LayerNorm forward and backward, dropout, libdevice math), written
+fused softmax, a tiled matmul, LayerNorm forward and backward, dropout, math), written
 here in that style. Each SPECS entry is one specialization that the build compiles ahead of time
 for every target; corpus_test.py runs them on the emulator against numpy.
 """
@@ -171,6 +171,20 @@ def math_fns(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
     tl.store(out_ptr + 5 * n + offsets, libdevice.pow(tl.abs(x) + 0.5, y), mask=inside)
 
 
+@triton.jit
+def math_more(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    # out holds twelve rows of n: more of libdevice and of Triton's own math, one row each.
+    offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    inside = offsets < n
+    x = tl.load(x_ptr + offsets, mask=inside, other=1.0)
+    a = tl.abs(x)
+    rows = (tl.cos(x), tl.sqrt(a), tl.rsqrt(a + 0.25), libdevice.atan(x), libdevice.sinh(x), libdevice.log1p(a),
+            libdevice.expm1(x), libdevice.asinh(x), x / (a + 1.0), libdevice.fmod(x, 1.5),
+            tl.exp2(x) + tl.log2(a + 1.0), tl.sin(x * 1000.0))
+    for i in tl.static_range(12):
+        tl.store(out_ptr + i * n + offsets, rows[i], mask=inside)
+
+
 # The unit strides are constants, as the JIT makes an argument equal to 1.
 _MM = {"a_ptr": "*{t}", "b_ptr": "*{t}", "c_ptr": "*{o}", "M": "i32", "N": "i32", "K": "i32",
        "stride_am": "i32", "stride_ak": "constexpr", "stride_bk": "i32", "stride_bn": "constexpr",
@@ -240,6 +254,7 @@ SPECS = {
                     {"BLOCK": 256}),
     "math_fns": Spec(math_fns, {"x_ptr": "*fp32", "y_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"},
                      {"BLOCK": 128}, warps=2),
+    "math_more": Spec(math_more, {"x_ptr": "*fp32", "out_ptr": "*fp32", "n": "i32"}, {"BLOCK": 128}, warps=2),
 }
 
 ARCHS = {"gfx1100": 32, "gfx1201": 32, "gfx942": 64, "gfx950": 64}
