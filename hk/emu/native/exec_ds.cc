@@ -121,7 +121,10 @@ static void ds_load2(Machine& m, Wave& w, const Inst& in, uint32_t bytes, uint32
   uint64_t mask = w.exec();
   int dst = in.d[0].reg, per = int(bytes / 4);
   uint32_t o0 = uint32_t(in.offset) * bytes * stride, o1 = uint32_t(in.offset1) * bytes * stride;
-  if (!m.dma.empty()) { dma_check(m, w, in, a.data(), mask, o0, bytes); dma_check(m, w, in, a.data(), mask, o1, bytes); }
+  if (!m.dma.empty()) {
+    dma_check(m, w, in, a.data(), mask, o0, bytes);
+    dma_check(m, w, in, a.data(), mask, o1, bytes);
+  }
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -150,7 +153,10 @@ static void ds_store2(Machine& m, Wave& w, const Inst& in, uint32_t bytes, uint3
   }
   uint64_t mask = w.exec();
   uint32_t o0 = uint32_t(in.offset) * bytes * stride, o1 = uint32_t(in.offset1) * bytes * stride;
-  if (!m.dma.empty()) { dma_check(m, w, in, a.data(), mask, o0, bytes); dma_check(m, w, in, a.data(), mask, o1, bytes); }
+  if (!m.dma.empty()) {
+    dma_check(m, w, in, a.data(), mask, o0, bytes);
+    dma_check(m, w, in, a.data(), mask, o1, bytes);
+  }
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {

@@ -351,13 +351,14 @@ H(v_dot4c_i32_i8) { dot4(m, w, in, true, true, true); }
 void register_valu16(Registry& r) {
 #define R(name) r.add(#name, name);
   R(v_add_f16) R(v_sub_f16) R(v_subrev_f16) R(v_mul_f16) R(v_max_f16) R(v_min_f16) R(v_ldexp_f16)
-  R(v_fma_f16) R(v_max3_f16) R(v_min3_f16) R(v_med3_f16) R(v_maxmin_f16) R(v_minmax_f16) R(v_exp_f16) R(v_log_f16) R(v_rcp_f16)
-  R(v_rsq_f16) R(v_sqrt_f16) R(v_sin_f16) R(v_cos_f16) R(v_floor_f16) R(v_ceil_f16) R(v_trunc_f16)
+  R(v_fma_f16) R(v_max3_f16) R(v_min3_f16) R(v_med3_f16) R(v_maxmin_f16) R(v_minmax_f16) R(v_exp_f16)
+  R(v_log_f16) R(v_rcp_f16) R(v_rsq_f16) R(v_sqrt_f16) R(v_sin_f16) R(v_cos_f16) R(v_floor_f16) R(v_ceil_f16) R(v_trunc_f16)
   R(v_rndne_f16) R(v_fract_f16) R(v_cvt_f16_i16) R(v_cvt_f16_u16) R(v_fmac_f16) R(v_mov_b16)
   R(v_not_b16) R(v_add_nc_u16) R(v_sub_nc_u16) R(v_mul_lo_u16) R(v_lshlrev_b16) R(v_lshrrev_b16)
   R(v_ashrrev_i16) R(v_max_u16) R(v_min_u16) R(v_max_i16) R(v_min_i16) R(v_and_b16) R(v_or_b16)
   R(v_xor_b16) R(v_cvt_i16_f16) R(v_cvt_u16_f16) R(v_cvt_f16_f32) R(v_cvt_f32_f16) R(v_cvt_f32_bf16)
-  R(v_cvt_pkrtz_f16_f32) R(v_cvt_pk_f16_f32) R(v_cvt_u32_u16) R(v_cvt_i32_i16) R(v_cvt_pk_bf16_f32) R(v_pack_b32_f16) R(v_cvt_pk_u16_u32) R(v_cvt_pk_i16_i32)
+  R(v_cvt_pkrtz_f16_f32) R(v_cvt_pk_f16_f32) R(v_cvt_u32_u16) R(v_cvt_i32_i16) R(v_cvt_pk_bf16_f32)
+  R(v_pack_b32_f16) R(v_cvt_pk_u16_u32) R(v_cvt_pk_i16_i32)
   R(v_cvt_f32_fp8) R(v_cvt_f32_bf8) R(v_cvt_pk_f32_fp8) R(v_cvt_pk_f32_bf8) R(v_cvt_pk_fp8_f32)
   R(v_cvt_pk_bf8_f32)
   R(v_pk_add_f16) R(v_pk_mul_f16) R(v_pk_fma_f16) R(v_pk_max_f16) R(v_pk_min_f16) R(v_pk_add_u16)
