@@ -65,8 +65,10 @@ def check_file(path, objdump, warps=1, max_vgprs=None, min_occupancy=None):
             one = os.path.join(tmp, "object%d.co" % i)
             with open(one, "wb") as f:
                 f.write(obj)
-            for kernel, instructions in waitcheck.disassemble(objdump, one).items():
-                for finding in waitcheck.check_kernel(kernel, instructions):
+            metas = metadata.read(obj)
+            arch = metas[0].arch if metas else None          # the counter rules are the target's
+            for kernel, instructions in waitcheck.disassemble(objdump, one, arch).items():
+                for finding in waitcheck.check_kernel(kernel, instructions, arch):
                     lines.append("%s: wait gate: %s" % (path, finding))
     return lines
 

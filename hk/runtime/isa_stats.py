@@ -118,8 +118,9 @@ def stats(path, objdump=None):
     """{kernel name: KernelStats} of a code object file."""
     objdump = cocheck.find_objdump(objdump)
     metas = {m.name: m for m in metadata.read(path)}
+    arch = next(iter(metas.values())).arch if metas else None
     out = {}
-    for name, instructions in waitcheck.disassemble(objdump, path).items():
+    for name, instructions in waitcheck.disassemble(objdump, path, arch).items():
         meta = metas.get(name)
         if meta is None:
             continue  # a device function, not a kernel

@@ -150,11 +150,11 @@ def static(tmp):
         print(row("attention", arch, "Triton", tr_s) + ratio)
 
 
-def k_per_instruction(path):
+def k_per_instruction(path, arch):
     """K of the matrix instruction the main loop runs (v_wmma_f32_16x16x16_*: 16)."""
     from hk.runtime import cocheck, waitcheck
 
-    for ins in waitcheck.disassemble(cocheck.find_objdump(), path).popitem()[1]:
+    for ins in waitcheck.disassemble(cocheck.find_objdump(), path, arch).popitem()[1]:
         m = re.match(r"v_(?:wmma|mfma)_\w+?_16x16x(\d+)", ins.mnemonic)
         if m:
             return int(m.group(1))
@@ -171,7 +171,7 @@ def dynamic():
     print("dynamic: instructions executed per matrix instruction (one 128x128 tile, K 256 vs 512)")
     for arch in ("gfx1100", "gfx950"):
         built = gemm.build(arch, divisors=64, **GEMM_CONSTANTS.get(arch, {}))
-        kinst = k_per_instruction(built.path)
+        kinst = k_per_instruction(built.path, arch)
         counts = []
         for k in (256, 512):
             a = torch.randn(128, k, dtype=torch.bfloat16)
