@@ -21,7 +21,7 @@ if os.environ.get("TEST_TMPDIR"):
     os.environ["TMPDIR"] = os.environ["TEST_TMPDIR"]
     tempfile.tempdir = None
 flags.DEFINE_multi_string("code_object", [], "corpus code objects: <spec>.<arch>.co")
-# --objdump is cocheck's own flag.
+flags.DEFINE_string("objdump", None, "llvm-objdump")
 
 
 def _path(spec, arch):
