@@ -8,7 +8,7 @@ assigns, each located at the user's statement.
 import builtins
 
 from hk.dsl import builder as _b
-from hk.dsl.values import UNDEFINED, Scalar, StagedTile, Value, _as_index, _Register, scalar, wrap
+from hk.dsl.values import UNDEFINED, Scalar, Value, _as_index, _Register, _Typed, scalar, wrap
 from hk.errors import Location, TraceError
 
 
@@ -42,7 +42,7 @@ def _loc(where):
 
 def _device(value, name, where):
     """A carried value as a device value; Python numbers become constants."""
-    if isinstance(value, (_Register, Scalar, StagedTile)):
+    if isinstance(value, (_Typed, Scalar)):
         return value
     if isinstance(value, bool):
         return scalar(value)
@@ -57,13 +57,13 @@ def _device(value, name, where):
 
 
 def _rewrap(v, like):
-    if isinstance(like, (_Register, StagedTile)):
+    if isinstance(like, _Typed):
         return wrap(v, like.spec)
     return Scalar(v)
 
 
 def _check_same(name, before, after, where, what):
-    if type(before) is not type(after) or (isinstance(before, (_Register, StagedTile)) and before.spec != after.spec) \
+    if type(before) is not type(after) or (isinstance(before, _Typed) and before.spec != after.spec) \
             or (isinstance(before, Scalar) and before.type_text != after.type_text):
         raise TraceError("%r changes type in the %s: %s before, %s after"
                          % (name, what, _describe(before), _describe(after)), location=Location(*where),
@@ -71,7 +71,7 @@ def _check_same(name, before, after, where, what):
 
 
 def _describe(v):
-    if isinstance(v, (_Register, StagedTile)):
+    if isinstance(v, _Typed):
         from hk.dsl.values import describe
 
         return describe(v.spec)

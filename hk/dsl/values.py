@@ -304,8 +304,8 @@ class TileRef:
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
 
 
-class _Register(Value):
-    """What tiles and vectors share: elementwise arithmetic."""
+class _Typed(Value):
+    """A value whose hk type (`spec`) is one of hk.types' register types."""
 
     __slots__ = ("spec",)
 
@@ -316,6 +316,12 @@ class _Register(Value):
     @property
     def dtype(self):
         return self.spec.dtype
+
+
+class _Register(_Typed):
+    """What tiles and vectors share: elementwise arithmetic."""
+
+    __slots__ = ()
 
     def _other(self, other):
         if other is UNDEFINED:
@@ -415,18 +421,10 @@ class Vector(_Register):
     __slots__ = ()
 
 
-class StagedTile(Value):
+class StagedTile(_Typed):
     """A workgroup copy in flight (hk.lds.issue): registers that hk.lds.commit writes into LDS."""
 
-    __slots__ = ("spec",)
-
-    def __init__(self, v, spec):
-        super().__init__(v)
-        self.spec = spec
-
-    @property
-    def dtype(self):
-        return self.spec.dtype
+    __slots__ = ()
 
 
 class Shared(Value):

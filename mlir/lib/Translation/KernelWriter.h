@@ -35,6 +35,7 @@ private:
   CastOp storedConversion(Value v);
   LogicalResult writeWait(StringRef fn, int64_t count, ValueRange guarded, ArrayAttr younger,
                           Location loc);
+  LogicalResult writeIteration(scf::ForOp loop);
   LogicalResult writeLoopBody(scf::ForOp loop, StringRef iv);
   LogicalResult assignAll(ValueRange targets, ValueRange values);
   std::string literal(TypedAttr value);

@@ -146,16 +146,21 @@ LogicalResult KernelWriter::writeOp(Operation *op) {
   return op->emitError() << "hk-to-cpp cannot translate '" << op->getName() << "'";
 }
 
-/// One iteration: the body with the induction variable bound to `iv`, then the carried values
-/// updated, in a scope of its own (an unrolled loop writes the body several times).
+/// The loop's body, then its carried values updated from what it yields.
+LogicalResult KernelWriter::writeIteration(scf::ForOp loop) {
+  if (failed(writeBlock(*loop.getBody())))
+    return failure();
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  return assignAll(loop.getRegionIterArgs(), yield.getOperands());
+}
+
+/// One iteration with the induction variable bound to `iv`, in a scope of its own (an unrolled
+/// loop writes the body several times).
 LogicalResult KernelWriter::writeLoopBody(scf::ForOp loop, StringRef iv) {
   e.line() << "{\n";
   e.indent++;
   e.line() << "const int " << n(loop.getInductionVar()) << " = " << iv << ";\n";
-  if (failed(writeBlock(*loop.getBody())))
-    return failure();
-  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-  if (failed(assignAll(loop.getRegionIterArgs(), yield.getOperands())))
+  if (failed(writeIteration(loop)))
     return failure();
   e.indent--;
   e.line() << "}\n";
@@ -180,10 +185,7 @@ LogicalResult KernelWriter::writeFor(scf::ForOp loop) {
     e.line() << "for (int " << iv << " = " << lb << "; " << iv << " < " << ub << "; " << iv
              << " += " << step << ") {\n";
     e.indent++;
-    if (failed(writeBlock(*loop.getBody())))
-      return failure();
-    auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-    if (failed(assignAll(loop.getRegionIterArgs(), yield.getOperands())))
+    if (failed(writeIteration(loop)))
       return failure();
     e.indent--;
     e.line() << "}\n";
