@@ -43,6 +43,23 @@ def transposed_copy(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
     o[0, 0, bx * 4 + w, by] = s[0].subtile(16, 32, w, 0).load(hk.RT(hk.bf16, 16, 32))
 
 
+@hk.kernel(grid=lambda p: (1, hk.cdiv(p.a.rows, 64)), warps=4)
+def conditional_prefetch(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
+    # Each step commits the tile in flight, then issues the next one only if there is one: the
+    # loads stay in flight across the if and the loop's back edge until the next commit.
+    by = hk.arch.block_idx.y
+    w = hk.arch.warp_id()
+    s = hk.lds.alloc(hk.ST(hk.bf16, 64, 32, 2))
+    steps = hk.cdiv(a.cols, 32)
+    nxt = hk.lds.issue(s, a, hk.tile_coord(0, 0, by, 0))
+    for k in hk.range(steps):
+        hk.lds.commit(s, k % 2, nxt)
+        hk.arch.barrier()
+        if k + 1 < steps:
+            nxt = hk.lds.issue(s, a, hk.tile_coord(0, 0, by, k + 1))
+        o[0, 0, by * 4 + w, k] = s[k % 2].subtile(16, 32, w, 0).load(hk.RT(hk.bf16, 16, 32))
+
+
 @hk.kernel(grid=(1,))
 def unrolled_sum(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], *, N=3):
     acc = hk.zeros(hk.RT(hk.fp32, 16, 16))
@@ -94,6 +111,22 @@ def test_a_transposed_commit_writes_the_transpose(monkeypatch, device, rows, col
     transposed_copy(a, o)
     torch.testing.assert_close(o, a.t().contiguous(), rtol=0, atol=0)
     assert "commit_transposed(" in transposed_copy.source("gfx1100")
+
+
+@pytest.mark.parametrize("device", ["interp"] + ["emu:" + a for a in ARCHS])
+def test_a_conditional_prefetch_stays_in_flight_across_its_if(monkeypatch, device):
+    kind, _, arch = device.partition(":")
+    monkeypatch.setenv("HK_DEVICE", kind)
+    if arch:
+        monkeypatch.setenv("HK_ARCH", arch)
+    a = torch.randn(96, 160).to(torch.bfloat16)
+    o = torch.zeros(96, 160, dtype=torch.bfloat16)
+    conditional_prefetch(a, o)
+    torch.testing.assert_close(o, a, rtol=0, atol=0)
+    ir = conditional_prefetch.trace("gfx1100", divisors=32).dump()
+    branch = ir[ir.index("scf.if"):]
+    branch = branch[:branch.index("} else {")]
+    assert "hk.copy_issue" in branch and "hk.wait_vm" not in branch
 
 
 def test_each_divisor_picks_its_load_path():

@@ -110,10 +110,11 @@ public:
     State s = runBlock(kernel.getBody().front(), State());
     if (failed)
       return; // a loop that never settles also ends with its loads in flight: one error is enough
-    // A load whose value is never waited for: nothing will ever read it.
+    // A load whose value is never waited for: nothing will ever read it. (An if's result is only
+    // maybe in flight: a conditional prefetch whose last branch was not taken.)
     for (int c = 0; c < kNumCounters; ++c)
       for (const Entry &e : s.queue[c])
-        if (e.isLoad && report(e.issuer, "end")) {
+        if (e.isLoad && !isa<scf::IfOp>(e.issuer) && report(e.issuer, "end")) {
           InFlightDiagnostic diag =
               kernel.emitError() << "kernel @" << kernel.getSymName()
                                  << " ends with a load in flight on the " << counterName(c)
@@ -290,12 +291,18 @@ private:
 
   /// scf.if, scf.while and the like: each region starts from `s`; what a region issues must
   /// complete inside it, so the merged state is what was in flight before, less what every
-  /// region completed.
+  /// region completed. An scf.if may yield a load still in flight (a conditional prefetch): a
+  /// region keeps the loads it yields when nothing it issued after them must complete, and the
+  /// if's result is then in flight on that counter after the if, counting no instructions (a
+  /// region may not have issued it).
   State runBranches(Operation *op, State s) {
+    auto ifOp = dyn_cast<scf::IfOp>(op);
     State merged;
     for (int c = 0; c < kNumCounters; ++c)
       merged.queue[c] = s.queue[c];
     SmallVector<llvm::DenseSet<Operation *>> alive(kNumCounters);
+    // Per counter, the if results some region leaves in flight.
+    SmallVector<llvm::SetVector<unsigned>> results(kNumCounters);
     bool anyRegion = false;
     for (Region &region : op->getRegions()) {
       if (region.empty())
@@ -306,24 +313,45 @@ private:
       for (Operation &child : block.without_terminator())
         inner = runOp(&child, std::move(inner));
       Operation *terminator = block.getTerminator();
-      // Drain what the region issued before leaving it.
+      ValueRange yielded = ifOp ? terminator->getOperands() : ValueRange();
+      auto isYielded = [&](const Entry &e) {
+        return e.isLoad && llvm::any_of(e.names, [&](Value n) { return llvm::is_contained(yielded, n); });
+      };
+      // Drain what the region issued before leaving it, but the yielded loads it issued last.
       for (int c = 0; c < kNumCounters; ++c) {
         int j = -1;
-        for (int i = inner.queue[c].size() - 1; i >= 0 && j < 0; --i)
-          if (!llvm::any_of(s.queue[c], [&](const Entry &e) { return e.issuer == inner.queue[c][i].issuer; }))
+        bool keep = true;
+        for (int i = inner.queue[c].size() - 1; i >= 0 && j < 0; --i) {
+          const Entry &e = inner.queue[c][i];
+          if (llvm::any_of(s.queue[c], [&](const Entry &x) { return x.issuer == e.issuer; }))
+            continue;
+          keep = keep && isYielded(e);
+          if (!keep)
             j = i;
+        }
         if (j >= 0)
           needWait(inner, c, j, terminator, Value(), false);
       }
-      inner = runOp(terminator, std::move(inner));
+      if (ifOp) {
+        // The yield carries values out of the if instead of reading them.
+        for (int c = 0; c < kNumCounters; ++c)
+          for (auto [i, v] : llvm::enumerate(yielded))
+            if (find(inner, c, v, /*loadsOnly=*/true) >= 0)
+              results[c].insert(i);
+      } else {
+        inner = runOp(terminator, std::move(inner));
+      }
       for (int c = 0; c < kNumCounters; ++c)
         for (const Entry &e : inner.queue[c])
           alive[c].insert(e.issuer);
     }
     if (!anyRegion)
       return s;
-    for (int c = 0; c < kNumCounters; ++c)
+    for (int c = 0; c < kNumCounters; ++c) {
       llvm::erase_if(merged.queue[c], [&](const Entry &e) { return !alive[c].contains(e.issuer); });
+      for (unsigned i : results[c])
+        merged.queue[c].push_back({op, {op->getResult(i)}, true, false, Type()});
+    }
     return merged;
   }
 

@@ -189,3 +189,47 @@ func.func @copy_pipeline(%a: !hk.gl<bf16, div 64>, %o: !hk.gl<f32>, %c: !hk.coor
   hk.store %r, %o[%c] : !hk.rt<f32, 32x32, row>, !hk.gl<f32>
   return
 }
+
+// -----
+
+// A conditional prefetch: the load the then-branch issues and yields stays in flight past the
+// if (no wait inside it), and the commit that reads the if's result waits for it there.
+// CHECK-LABEL: func.func @conditional_prefetch
+// CHECK: scf.if
+// CHECK-NEXT: hk.copy_issue
+// CHECK-NOT: hk.wait_vm
+// CHECK: } else {
+// CHECK-NOT: hk.wait_vm
+// CHECK: }
+// CHECK-NEXT: hk.wait_vm 0 for
+// CHECK-NEXT: hk.copy_commit
+func.func @conditional_prefetch(%a: !hk.gl<bf16>, %c: !hk.coord, %p: i1) attributes {hk.kernel, hk.warps = 4 : i32} {
+  %c0 = arith.constant 0 : index
+  %s = hk.lds_alloc : !hk.st<bf16, 64x32, 1>
+  %first = hk.copy_issue %a[%c] : !hk.gl<bf16> -> !hk.staged<bf16, 64x32>
+  %t = scf.if %p -> (!hk.staged<bf16, 64x32>) {
+    %n = hk.copy_issue %a[%c] : !hk.gl<bf16> -> !hk.staged<bf16, 64x32>
+    scf.yield %n : !hk.staged<bf16, 64x32>
+  } else {
+    scf.yield %first : !hk.staged<bf16, 64x32>
+  }
+  hk.copy_commit %t, %s[%c0] : !hk.staged<bf16, 64x32>, !hk.st<bf16, 64x32, 1>
+  hk.barrier
+  return
+}
+
+// -----
+
+// A load issued in a branch and not yielded still completes inside it.
+// CHECK-LABEL: func.func @branch_load_completes
+// CHECK: scf.if
+// CHECK: hk.load
+// CHECK-NEXT: hk.wait_vm 0 for
+// CHECK-NEXT: hk.store
+func.func @branch_load_completes(%a: !hk.gl<bf16>, %c: !hk.coord, %p: i1) attributes {hk.kernel} {
+  scf.if %p {
+    %x = hk.load %a[%c] : !hk.gl<bf16> -> !hk.rt<bf16, 16x64, row>
+    hk.store %x, %a[%c] : !hk.rt<bf16, 16x64, row>, !hk.gl<bf16>
+  }
+  return
+}
