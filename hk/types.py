@@ -102,13 +102,10 @@ class TensorType:
 def divisor_of(shape, strides, data_ptr, element_size):
     """The largest power of two, up to MAX_DIVISOR, that divides a tensor's columns and every
     stride of its 4-D view and aligns its data (in elements): what a kernel specialized for the
-    tensor may assume. Rows more than 2 MiB apart get 1 (the tile library's fast loads address a
-    tile's rows with 32-bit offsets)."""
+    tensor may assume."""
     shape4, strides4 = view4d(shape), view4d_strides(strides)
     d = MAX_DIVISOR
     values = [shape4[3]] + [st for st, n in zip(strides4[:3], shape4[:3]) if n > 1]
-    if shape4[2] > 1 and strides4[2] * element_size >= 1 << 21:
-        return 1
     while d > 1 and (any(v % d for v in values) or data_ptr % (d * element_size)):
         d //= 2
     return d

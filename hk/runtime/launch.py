@@ -3,6 +3,9 @@
 from hk.errors import LaunchError
 from hk.runtime import device
 
+# A tile's rows (up to 256) at 32-bit byte offsets from its first.
+MAX_ROW_BYTES = (1 << 31) // 256
+
 
 def _check_args(kernel, args):
     from hk import types
@@ -16,6 +19,12 @@ def _check_args(kernel, args):
             if a.dim() and a.stride(-1) != 1:
                 raise LaunchError("kernel %s: argument %r must have unit stride in its last dimension"
                                   % (kernel.name, p.name), hint="pass tensor.contiguous()")
+            if a.dim() > 1 and a.stride(-2) * a.element_size() >= MAX_ROW_BYTES:
+                raise LaunchError("kernel %s: the rows of argument %r are %d bytes apart; the tile "
+                                  "library addresses a tile's rows with 32-bit offsets, so rows must "
+                                  "be less than %d bytes apart" % (kernel.name, p.name,
+                                                                   a.stride(-2) * a.element_size(), MAX_ROW_BYTES),
+                                  hint="pass a view whose rows are closer, or tensor.contiguous()")
         elif not isinstance(a, (int, float)):
             raise LaunchError("kernel %s: argument %r must be a Python %s, not %s"
                               % (kernel.name, p.name, "int" if not p.kind.is_float else "float",

@@ -160,7 +160,7 @@ def test_divisor_of():
     assert types.divisor_of((64, 64), (64, 1), 2, 2) == 1      # data at an odd element
     assert types.divisor_of((2, 64, 64), (4104, 64, 1), 0, 2) == 8  # the batch stride
     assert types.divisor_of((1, 64, 64), (3, 64, 1), 0, 2) == 64   # a batch of 1: no stride
-    assert types.divisor_of((64, 128), (1 << 20, 1), 0, 4) == 1    # rows 4 MiB apart
+    assert types.divisor_of((64, 128), (1 << 20, 1), 0, 4) == 64   # rows 4 MiB apart
 
 
 def test_divisors_are_checked():
@@ -254,3 +254,10 @@ def test_a_staged_copy_waits_only_before_its_commit():
     body = ir[ir.index("scf.for"):]
     issue, load, wait = body.index("hk.copy_issue"), body.index("hk.lds_load"), body.index("hk.wait_vm")
     assert issue < load < wait < body.index("hk.copy_commit")
+
+
+def test_rows_too_far_apart_are_refused_at_launch(monkeypatch):
+    monkeypatch.setenv("HK_DEVICE", "interp")
+    wide = torch.zeros(2, 1 << 22, dtype=torch.bfloat16)[:, :64]  # rows 8 MiB apart
+    with pytest.raises(HKError, match="rows must be less than 8388608 bytes apart"):
+        staged_copy(wide, torch.zeros(2, 64, dtype=torch.bfloat16))
