@@ -140,3 +140,23 @@ class ResourceError(HKError):
 
 class LaunchError(HKError):
     """A launch cannot happen: wrong arguments, no device, no runner for HK_DEVICE."""
+
+
+class HKWarning(UserWarning):
+    """Something hk-dsl did or found that the user should know about, but that does not stop
+    the kernel: a damaged cache entry rebuilt, a layout that costs bank conflicts."""
+
+
+def warn(message, *, location=None):
+    """Issues an HKWarning attributed to `location`, else to the user's line currently executing
+    (so Python's filters and the printed file:line point at the user's code, not hk's)."""
+    import warnings
+
+    if location is None:
+        frame = user_frame(2)
+        if frame is not None:
+            location = Location(frame.f_code.co_filename, frame.f_lineno)
+    if location is None:
+        warnings.warn(HKWarning(message), stacklevel=2)
+    else:
+        warnings.warn_explicit(HKWarning(message), HKWarning, location.file, location.line)
