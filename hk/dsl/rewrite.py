@@ -13,6 +13,7 @@ Line numbers are kept, so every operation still points at the user's line.
 
 import ast
 import collections
+import copy
 import inspect
 import textwrap
 
@@ -165,10 +166,19 @@ class _Rewriter(ast.NodeTransformer):
             unpack = ast.Assign(targets=[node.target], value=ast.Name(id=param, ctx=ast.Load()))
             body = [_located(unpack, node)] + body
         fn = self._function(name, [param] + carried, body or [ast.Pass()], carried, node)
+        # As in Python, the loop's variable keeps its last value after the loop (or the one it
+        # had before a loop that ran no iteration); for_loop returns it after the carried names.
+        last = self._fresh("last", node)
+        prior = (ast.Name(id=node.target.id, ctx=ast.Load())
+                 if isinstance(node.target, ast.Name) and node.target.id in known
+                 else ast.Attribute(value=ast.Name(id=_CONTROL, ctx=ast.Load()), attr="NO_ITERATION",
+                                    ctx=ast.Load()))
         call = self._call("for_loop", [self.visit(node.iter), ast.Name(id=name, ctx=ast.Load()),
                                        self._names_tuple(carried), self._strings(carried),
-                                       self._location(node)], carried, node)
-        return [fn, call]
+                                       self._location(node), prior], carried + [last], node)
+        rebind = _located(ast.Assign(targets=[copy.deepcopy(node.target)], value=ast.Name(id=last, ctx=ast.Load())),
+                          node)
+        return [fn, call, rebind]
 
     def visit_While(self, node):
         if node.orelse:

@@ -34,20 +34,43 @@ class Value:
 
 
 class _Undefined:
-    """A name one branch of a device `if` binds and the other does not: any use is an error."""
+    """A name the kernel binds on some paths only: any use is an error at the line that uses it.
+
+    UNDEFINED is a name one branch of a device `if` binds and the other does not; the variable
+    of a device loop after the loop, and of an unrolled loop that ran no iteration, are others.
+    """
+
+    __slots__ = ("why", "remedy")
+
+    def __init__(self, why, remedy):
+        self.why, self.remedy = why, remedy
 
     def __repr__(self):
-        return "<undefined: bound in only one branch of an if>"
+        return "<undefined: %s>" % self.why
 
     def fail(self, *args, **kwargs):
-        raise TraceError("this value is bound in only one branch of an `if` on a device value",
-                         hint="assign it before the `if` or in both branches")
+        raise TraceError("this value is %s" % self.why, hint=self.remedy)
 
     __getattr__ = __call__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = fail
-    __truediv__ = __getitem__ = __neg__ = __bool__ = fail
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = fail
+    __getitem__ = __neg__ = __bool__ = __iter__ = __index__ = __int__ = __float__ = fail
+    __lt__ = __le__ = __gt__ = __ge__ = fail
 
 
-UNDEFINED = _Undefined()
+UNDEFINED = _Undefined("bound in only one branch of an `if` on a device value",
+                       "assign it before the `if` or in both branches")
+DEVICE_LOOP_VARIABLE = _Undefined(
+    "the variable of a device loop (hk.range), which has no value after the loop",
+    "keep the value you need in a variable assigned inside the loop (carried out of it)")
+NO_ITERATION = _Undefined("the variable of a loop that ran no iteration, so it was never bound",
+                          "bind it before the loop")
+
+
+def check_defined(value):
+    """Raises the error of an undefined value (at the user's line); returns the value."""
+    if isinstance(value, _Undefined):
+        value.fail()
+    return value
 
 
 # Scalars ---------------------------------------------------------------------------------------
@@ -67,6 +90,7 @@ def scalar(x, like="index"):
     """`x` as a Scalar: Scalars pass through, Python numbers become constants of type `like`."""
     if isinstance(x, Scalar):
         return x
+    check_defined(x)
     if isinstance(x, bool):
         return Scalar(_hk().constant("i1", int(x)))
     if isinstance(x, int):
@@ -285,8 +309,7 @@ class TileRef:
         return wrap(v, spec)
 
     def store(self, value):
-        if value is UNDEFINED:
-            UNDEFINED.fail()
+        check_defined(value)
         if not isinstance(value, (Tile, Vector)):
             raise TraceError("only a register tile or vector can be stored to %s, not %s"
                              % (self.g.name, type(value).__name__))
@@ -318,8 +341,7 @@ class _Register(Value):
         return self.spec.dtype
 
     def _other(self, other):
-        if other is UNDEFINED:
-            UNDEFINED.fail()
+        check_defined(other)
         if isinstance(other, _Register):
             if (type(other) is not type(self) or other.spec.dtype != self.spec.dtype
                     or _shape(other.spec) != _shape(self.spec)):
