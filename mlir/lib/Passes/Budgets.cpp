@@ -94,6 +94,8 @@ struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
     int64_t sum = 0;
     llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> at;  // op -> (before, after)
 
+    Totals(const TargetFacts &facts, Liveness &liveness) : facts(facts), liveness(liveness) {}
+
     void add(Value v) {
       if (count[v]++ == 0)
         sum += vgprsOf(v.getType(), facts);
@@ -153,7 +155,7 @@ struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
       source = "the kernel's max_vgprs";
     }
     Liveness liveness(kernel);
-    Totals totals{facts, liveness};
+    Totals totals(facts, liveness);
     totals.scan(kernel.front());
     int64_t peak = 0;
     Operation *peakOp = nullptr;
