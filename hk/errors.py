@@ -77,11 +77,15 @@ def user_location():
 
 
 class HKError(Exception):
-    """Base class of every hk-dsl error."""
+    """Base class of every hk-dsl error.
+
+    Without a location of its own, an error takes the user's line that is running when it is
+    made: the kernel's line while tracing, the call (or build) at launch.
+    """
 
     def __init__(self, message, *, location=None, hint=None, notes=()):
         self.message = message
-        self.location = location
+        self.location = location or user_location()
         self.hint = hint
         self.notes = tuple(notes)
         super().__init__(self._format())
@@ -104,14 +108,28 @@ class HKError(Exception):
         return text
 
 
+def from_inside_hk(exc, cls, what):
+    """An hk error of class `cls` for `exc`, a non-hk exception raised inside hk's own code (a
+    value hk did not expect, passed from the user's line), or None when it came from elsewhere
+    (the user's own code keeps its own exception). Located at the innermost user frame."""
+    tb, user, inside = exc.__traceback__, None, False
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        inside = name.startswith(_HK_ROOT)
+        if not inside and not name.startswith("<"):
+            user = Location(name, tb.tb_lineno)
+        tb = tb.tb_next
+    if not inside:
+        return None
+    return cls("%s: hk cannot use what this line passes it (%s: %s)" % (what, type(exc).__name__, exc),
+               location=user, hint="check the types and values of the arguments on this line")
+
+
 class TraceError(HKError, TypeError, ValueError):
     """The kernel cannot be traced as written: a bad shape, dtype, operand or construct.
 
     Raised while tracing; it names the user's line.
     """
-
-    def __init__(self, message, *, location=None, hint=None, notes=()):
-        super().__init__(message, location=location or user_location(), hint=hint, notes=notes)
 
 
 class VerifyError(HKError):

@@ -2,7 +2,7 @@
 
 from hk import types
 from hk.dsl import builder as _b
-from hk.dsl.values import Shared, SharedView
+from hk.dsl.values import Shared, SharedView, check_buffer
 from hk.errors import TraceError
 
 
@@ -29,6 +29,7 @@ def copy_to(shared, buffer, tensor, coord):
     from hk.dsl.values import _as_index, scalar
 
     _whole(shared, "copy_to")
+    check_buffer(shared, buffer)
     b = _b.current()
     with b.loc():
         b.d.hk.copy_to_lds(tensor.v, coord.v, shared.v, _as_index(scalar(buffer)).v)
@@ -39,6 +40,7 @@ def copy_from(tensor, coord, shared, buffer):
     from hk.dsl.values import _as_index, scalar
 
     _whole(shared, "copy_from")
+    check_buffer(shared, buffer)
     b = _b.current()
     with b.loc():
         b.d.hk.copy_from_lds(shared.v, _as_index(scalar(buffer)).v, tensor.v, coord.v)

@@ -237,6 +237,39 @@ class _Rewriter(ast.NodeTransformer):
         return [then_fn, else_fn, call]
 
 
+def first_of(fn, kinds, valued=False):
+    """The Location of the first node of one of the ast `kinds` in `fn`'s own body (not in
+    nested functions); with `valued`, only one that has a value (`return x`). None without
+    source or without such a node."""
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+        tree = ast.parse("\n" * (fn.__code__.co_firstlineno - 1) + source)
+    except (OSError, TypeError, SyntaxError):
+        return None
+    func = tree.body[0]
+    todo, found = list(getattr(func, "body", [])), []
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if type(n).__name__ in kinds and (not valued or getattr(n, "value", None) is not None):
+            found.append((n.lineno, n.col_offset + 1))
+        todo.extend(ast.iter_child_nodes(n))
+    return Location(fn.__code__.co_filename, *min(found)) if found else None
+
+
+def refuse_generators(fn, what):
+    """A generator or coroutine body would never run while traced: refused at its first yield."""
+    kind = ("a generator" if inspect.isgeneratorfunction(fn) else
+            "an async generator" if inspect.isasyncgenfunction(fn) else
+            "a coroutine" if inspect.iscoroutinefunction(fn) else None)
+    if kind:
+        raise TraceError("%s %s is %s function; its body would not run when it is traced"
+                         % (what, fn.__name__, kind),
+                         location=first_of(fn, ("Yield", "YieldFrom", "Await")) or Location.of_function(fn),
+                         hint="remove the yield / await (and async): the body runs once, while it is traced")
+
+
 def rewrite(fn):
     """`fn` with its control flow routed through hk.dsl.control; fn itself when it has none."""
     try:

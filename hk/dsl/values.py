@@ -470,6 +470,7 @@ class SharedRef:
         b = _hk()
         if not isinstance(spec, (types.RT, types.RV)):
             raise TraceError(".load() takes a register tile or vector type, not %r" % (spec,))
+        check_buffer(self.s, self.buffer)
         buf = _as_index(scalar(self.buffer)).v
         with b.loc():
             v = b.d.hk.lds_load(b.type(spec.mlir()), self.s.v, buf)
@@ -477,6 +478,11 @@ class SharedRef:
 
     def store(self, value):
         b = _hk()
+        check_defined(value)
+        if not isinstance(value, (Tile, Vector)):
+            raise TraceError("only a register tile or vector can be stored to a shared tile, not %s"
+                             % type(value).__name__)
+        check_buffer(self.s, self.buffer)
         buf = _as_index(scalar(self.buffer)).v
         with b.loc():
             b.d.hk.lds_store(value.v, self.s.v, buf)
@@ -493,11 +499,28 @@ class SharedRef:
         if spec.rows % rows or spec.cols % cols:
             raise TraceError("a %dx%d subtile does not divide the %dx%d shared tile; pick rows and "
                              "cols that divide it" % (rows, cols, spec.rows, spec.cols))
+        check_buffer(self.s, self.buffer)
+        for what, k, n in (("row", i, spec.rows // rows), ("column", j, spec.cols // cols)):
+            if isinstance(k, int) and not 0 <= k < n:
+                raise TraceError("subtile %s index %d is outside the %d %dx%d subtiles along that axis "
+                                 "of the %dx%d shared tile" % (what, k, n, rows, cols, spec.rows, spec.cols),
+                                 hint="use an index from 0 to %d" % (n - 1))
         b = _hk()
         buf, row, col = (_as_index(scalar(x)).v for x in (self.buffer, i, j))
         with b.loc():
             v = b.d.hk.subtile(b.type(view.mlir()), self.s.v, buf, row, col)
         return SharedRef(SharedView(v, view), 0)
+
+
+def check_buffer(shared, buffer):
+    """A constant buffer index must name one of the shared tile's buffers."""
+    check_defined(buffer)
+    n = getattr(shared.spec, "buffers", 1)
+    if isinstance(buffer, int) and not 0 <= buffer < n:
+        raise TraceError("buffer %d of a shared %s with %d buffer%s"
+                         % (buffer, "tile" if isinstance(shared.spec, types.ST) else "vector", n,
+                            "" if n == 1 else "s"),
+                         hint="use a buffer from 0 to %d, or allocate more: hk.ST(..., buffers)" % (n - 1))
 
 
 def _shape(spec):
