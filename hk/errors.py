@@ -20,6 +20,7 @@ import os
 import sys
 
 _HK_ROOT = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_STDLIB = os.path.dirname(os.__file__) + os.sep
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,11 +114,12 @@ def from_inside_hk(exc, cls, what):
     value hk did not expect, passed from the user's line), or None when it came from elsewhere
     (the user's own code keeps its own exception). Located at the innermost user frame."""
     tb, user, inside = exc.__traceback__, None, False
-    while tb is not None:
+    while tb is not None:  # inside: an hk frame below the innermost user frame
         name = tb.tb_frame.f_code.co_filename
-        inside = name.startswith(_HK_ROOT)
-        if not inside and not name.startswith("<"):
-            user = Location(name, tb.tb_lineno)
+        if name.startswith(_HK_ROOT):
+            inside = True
+        elif not name.startswith("<") and "site-packages" not in name and not name.startswith(_STDLIB):
+            user, inside = Location(name, tb.tb_lineno), False
         tb = tb.tb_next
     if not inside:
         return None

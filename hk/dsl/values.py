@@ -383,6 +383,11 @@ class _Register(Value):
     def __truediv__(self, o): return self._binary("div", o)
     def __rtruediv__(self, o): return self._binary("div", o, True)
 
+    def __pow__(self, o):
+        from hk.dsl.ops import _pow
+
+        return _pow(self, o)
+
     def __neg__(self):
         b = _hk()
         with b.loc():

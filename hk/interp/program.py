@@ -17,8 +17,9 @@ _BARRIER = object()
 ENUMS = {
     "dim": ("x", "y", "z"),
     "extent": ("batch", "depth", "rows", "cols"),
-    "unary": ("exp", "exp2", "log", "log2", "abs", "neg", "relu", "gelu", "silu", "sqrt", "rsqrt"),
-    "binary": ("add", "sub", "mul", "div", "max", "min"),
+    "unary": ("exp", "exp2", "log", "log2", "abs", "neg", "relu", "gelu", "silu", "sqrt", "rsqrt",
+              "round", "floor", "sin", "cos", "tanh", "sigmoid"),
+    "binary": ("add", "sub", "mul", "div", "max", "min", "pow"),
     "cmp": ("eq", "ne", "lt", "le", "gt", "ge"),
     "reduce": ("sum", "max", "min"),
     "mma": ("AB", "ABt", "AtB", "AtBt"),
@@ -143,8 +144,9 @@ class Program:
     def _arith_shrsi(self, op, ins, outs, attrs): return self._simple(outs, ins, lambda x, y: x >> y)
     def _arith_maxsi(self, op, ins, outs, attrs): return self._simple(outs, ins, max)
     def _arith_minsi(self, op, ins, outs, attrs): return self._simple(outs, ins, min)
-    _arith_maxnumf = _arith_maximumf = _arith_maxsi
-    _arith_minnumf = _arith_minimumf = _arith_minsi
+    # maxnum / minnum: a NaN operand yields the other one (as fmaxf and the tiles' max).
+    def _arith_maxnumf(self, op, ins, outs, attrs): return self._simple(outs, ins, _maxnum)
+    def _arith_minnumf(self, op, ins, outs, attrs): return self._simple(outs, ins, _minnum)
 
     def _arith_index_cast(self, op, ins, outs, attrs): return self._simple(outs, ins, int)
     _arith_fptosi = _arith_index_cast
@@ -476,6 +478,14 @@ class Program:
     def _hk_lane_id(self, op, ins, outs, attrs):
         raise Unsupported("hk.lane_id has no meaning in the tile-level interpreter; run on the "
                           "emulator (HK_DEVICE=emu) for lane-level code")
+
+
+def _maxnum(a, b):
+    return b if a != a else a if b != b else max(a, b)
+
+
+def _minnum(a, b):
+    return b if a != a else a if b != b else min(a, b)
 
 
 def _buffer(op, wave, shared, index):
