@@ -260,10 +260,12 @@ static void mix_src(Machine& m, Wave& w, const Inst& in, int i, float* out) {
   bool f16 = (in.opsel_hi >> i) & 1, hi = (in.opsel >> i) & 1;
   if (o.kind == K_INL) { LOOP x[l] = f16 ? o.imm16 : o.imm32; }
   else fetch32(m, w, in, i, x);
+  // The disassembler spells the modifiers as |v| and -v on the operand as often as neg_hi/neg_lo.
+  bool abs = ((in.neg_hi >> i) & 1) || (o.mods & M_ABS), neg = ((in.neg_lo >> i) & 1) || (o.mods & M_NEG);
   LOOP {
     float v = f16 ? H2F(hi ? x[l] >> 16 : x[l]) : bf(x[l]);
-    if ((in.neg_hi >> i) & 1) v = std::fabs(v);
-    if ((in.neg_lo >> i) & 1) v = -v;
+    if (abs) v = std::fabs(v);
+    if (neg) v = -v;
     out[l] = v;
   }
 }
