@@ -20,6 +20,7 @@ import os
 import sys
 
 _HK_ROOT = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_STDLIB = os.path.dirname(os.__file__) + os.sep
 
 
 @dataclasses.dataclass(frozen=True)
@@ -77,11 +78,15 @@ def user_location():
 
 
 class HKError(Exception):
-    """Base class of every hk-dsl error."""
+    """Base class of every hk-dsl error.
+
+    Without a location of its own, an error takes the user's line that is running when it is
+    made: the kernel's line while tracing, the call (or build) at launch.
+    """
 
     def __init__(self, message, *, location=None, hint=None, notes=()):
         self.message = message
-        self.location = location
+        self.location = location or user_location()
         self.hint = hint
         self.notes = tuple(notes)
         super().__init__(self._format())
@@ -104,14 +109,29 @@ class HKError(Exception):
         return text
 
 
+def from_inside_hk(exc, cls, what):
+    """An hk error of class `cls` for `exc`, a non-hk exception raised inside hk's own code (a
+    value hk did not expect, passed from the user's line), or None when it came from elsewhere
+    (the user's own code keeps its own exception). Located at the innermost user frame."""
+    tb, user, inside = exc.__traceback__, None, False
+    while tb is not None:  # inside: an hk frame below the innermost user frame
+        name = tb.tb_frame.f_code.co_filename
+        if name.startswith(_HK_ROOT):
+            inside = True
+        elif not name.startswith("<") and "site-packages" not in name and not name.startswith(_STDLIB):
+            user, inside = Location(name, tb.tb_lineno), False
+        tb = tb.tb_next
+    if not inside:
+        return None
+    return cls("%s: hk cannot use what this line passes it (%s: %s)" % (what, type(exc).__name__, exc),
+               location=user, hint="check the types and values of the arguments on this line")
+
+
 class TraceError(HKError, TypeError, ValueError):
     """The kernel cannot be traced as written: a bad shape, dtype, operand or construct.
 
     Raised while tracing; it names the user's line.
     """
-
-    def __init__(self, message, *, location=None, hint=None, notes=()):
-        super().__init__(message, location=location or user_location(), hint=hint, notes=notes)
 
 
 class VerifyError(HKError):
@@ -140,3 +160,23 @@ class ResourceError(HKError):
 
 class LaunchError(HKError):
     """A launch cannot happen: wrong arguments, no device, no runner for HK_DEVICE."""
+
+
+class HKWarning(UserWarning):
+    """Something hk-dsl did or found that the user should know about, but that does not stop
+    the kernel: a damaged cache entry rebuilt, a layout that costs bank conflicts."""
+
+
+def warn(message, *, location=None):
+    """Issues an HKWarning attributed to `location`, else to the user's line currently executing
+    (so Python's filters and the printed file:line point at the user's code, not hk's)."""
+    import warnings
+
+    if location is None:
+        frame = user_frame(2)
+        if frame is not None:
+            location = Location(frame.f_code.co_filename, frame.f_lineno)
+    if location is None:
+        warnings.warn(HKWarning(message), stacklevel=2)
+    else:
+        warnings.warn_explicit(HKWarning(message), HKWarning, location.file, location.line)

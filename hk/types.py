@@ -56,7 +56,9 @@ def from_torch(dtype):
 def _check_dtype(dtype, what):
     if not isinstance(dtype, DType) or dtype is mask:
         raise TraceError("%s needs an hk dtype (hk.bf16, hk.fp16, hk.fp32, hk.i32, hk.i8, "
-                         "hk.fp8e4m3, hk.fp8e5m2) but got %r" % (what, dtype))
+                         "hk.fp8e4m3, hk.fp8e5m2) but got %r" % (what, dtype),
+                         hint="there are no bool, 64-bit or unsigned element types: keep masks and "
+                              "flags as hk.i8 or hk.i32, indices as hk.i32")
 
 
 def _check_tile_dim(n, what):

@@ -8,10 +8,9 @@ assigns, each located at the user's statement.
 import builtins
 
 from hk.dsl import builder as _b
-from hk.dsl.values import UNDEFINED, Scalar, Value, _as_index, _Register, _Typed, scalar, wrap
+from hk.dsl.values import (DEVICE_LOOP_VARIABLE, NO_ITERATION, UNDEFINED, Scalar, Value, _as_index,
+                           _Register, _Typed, _Undefined, scalar, wrap)
 from hk.errors import Location, TraceError
-
-
 
 
 class range:  # noqa: A001 - hk.range mirrors Python's range
@@ -44,6 +43,8 @@ def _device(value, name, where):
     """A carried value as a device value; Python numbers become constants."""
     if isinstance(value, (_Typed, Scalar)):
         return value
+    if isinstance(value, _Undefined):
+        value.fail()
     if isinstance(value, bool):
         return scalar(value)
     if isinstance(value, int):
@@ -53,7 +54,56 @@ def _device(value, name, where):
     raise TraceError("%r is assigned inside device control flow but holds a %s, which cannot be "
                      "carried by a device loop or branch" % (name, type(value).__name__),
                      location=Location(*where),
-                     hint="only tiles, vectors and scalars can change inside a device loop or if")
+                     hint="only tiles, vectors and scalars (and lists or tuples of them) can change "
+                          "inside a device loop or if")
+
+
+# Carried values are trees: a tile, vector or scalar is a leaf; a list or tuple holds more. A
+# device loop or branch carries the leaves, and the tree's shape must not change.
+
+def _flatten(value, name, where):
+    """The device leaves of `value` and its shape (None for a leaf, else (type, shapes))."""
+    if type(value) in (list, tuple):
+        leaves, shapes = [], []
+        for k, item in enumerate(value):
+            sub, shape = _flatten(item, "%s[%d]" % (name, k), where)
+            leaves += sub
+            shapes.append(shape)
+        return leaves, (type(value), tuple(shapes))
+    return [(_device(value, name, where), name)], None
+
+
+def _unflatten(shape, leaves):
+    """The tree of `shape` over the iterator `leaves`."""
+    if shape is None:
+        return next(leaves)
+    kind, subs = shape
+    return kind(_unflatten(s, leaves) for s in subs)
+
+
+def _flatten_all(values, names, where):
+    leaves, shapes = [], []
+    for v, n in zip(values, names):
+        sub, shape = _flatten(v, n, where)
+        leaves += sub
+        shapes.append(shape)
+    return leaves, shapes
+
+
+def _shape_text(shape):
+    if shape is None:
+        return "a single value"
+    kind, subs = shape
+    return "a %s of %d" % (kind.__name__, len(subs))
+
+
+def _check_shapes(names, before, after, where, what):
+    for n, b, a in zip(names, before, after):
+        if b != a:
+            raise TraceError("%r changes shape in the %s: %s before, %s after"
+                             % (n, what, _shape_text(b), _shape_text(a)), location=Location(*where),
+                             hint="a list or tuple carried by a device %s keeps its length and the "
+                                  "type of each element" % what)
 
 
 def _rewrap(v, like):
@@ -80,25 +130,29 @@ def _describe(v):
     return type(v).__name__
 
 
-def for_loop(iterable, body, init, names, where):
+def for_loop(iterable, body, init, names, where, prior=NO_ITERATION):
+    """Runs the loop; returns the carried names' values, then the loop variable's last value
+    (`prior` when the loop ran no iteration, DEVICE_LOOP_VARIABLE after a device loop)."""
     if isinstance(iterable, range) and not (iterable.unroll is True and all(
             isinstance(x, int) for x in (iterable.start, iterable.stop, iterable.step))):
-        return _scf_for(iterable, body, init, names, where)
+        return _scf_for(iterable, body, init, names, where) + (DEVICE_LOOP_VARIABLE,)
     if isinstance(iterable, range):
         iterable = builtins.range(iterable.start, iterable.stop, iterable.step)
     if isinstance(iterable, Value):
         raise TraceError("a loop over a device value needs hk.range(...)", location=Location(*where))
-    values = tuple(init)
+    values, last = tuple(init), prior
     for item in iterable:
         values = tuple(body(item, *values))
-    return values
+        last = item
+    return values + (last,)
 
 
 def _scf_for(r, body, init, names, where):
     b = _b.current()
     scf = b.d.scf
     start, stop, step = (_as_index(scalar(x)) for x in (r.start, r.stop, r.step))
-    carried = [_device(v, n, where) for v, n in zip(init, names)]
+    leaves, shapes = _flatten_all(init, names, where)
+    carried = [v for v, _ in leaves]
     with _loc(where):
         loop = scf.ForOp(start.v, stop.v, step.v, [c.v for c in carried])
     if type(r.unroll) is int and r.unroll > 1:
@@ -107,19 +161,27 @@ def _scf_for(r, body, init, names, where):
     block = loop.body
     with b.insert_into(block):
         args = [_rewrap(a, c) for a, c in zip(block.arguments[1:], carried)]
-        results = body(Scalar(block.arguments[0]), *args)
-        results = [_device(v, n, where) for v, n in zip(results, names)]
-        for n, before, after in zip(names, carried, results):
+        results = body(Scalar(block.arguments[0]), *_rebuild(shapes, args))
+        out, out_shapes = _flatten_all(results, names, where)
+        _check_shapes(names, shapes, out_shapes, where, "loop")
+        for (before, n), (after, _) in zip(leaves, out):
             _check_same(n, before, after, where, "loop")
         with _loc(where):
-            scf.YieldOp([r.v for r in results])
-    return tuple(_rewrap(v, c) for v, c in zip(loop.results, carried))
+            scf.YieldOp([r.v for r, _ in out])
+    return tuple(_rebuild(shapes, [_rewrap(v, c) for v, c in zip(loop.results, carried)]))
+
+
+def _rebuild(shapes, leaves):
+    it = iter(leaves)
+    return [_unflatten(s, it) for s in shapes]
 
 
 def if_else(cond, then_fn, else_fn, init, names, where):
     if isinstance(cond, _Register):
         raise TraceError("`if` on a tile: a branch cannot depend on each element",
                          location=Location(*where), hint="use hk.where(mask, a, b)")
+    if isinstance(cond, _Undefined):
+        cond.fail()
     if not isinstance(cond, Value):
         return tuple(then_fn(*init) if cond else else_fn(*init))
     b = _b.current()
@@ -135,30 +197,43 @@ def if_else(cond, then_fn, else_fn, init, names, where):
         with b.insert_into(block):
             values = list(fn(*init))
         outs.append(values)
-    for n, t, e in zip(names, *outs):
-        if t is UNDEFINED or e is UNDEFINED:
+    # A name that is undefined after either branch is undefined after the if; the others are
+    # yielded by both branches, leaf by leaf.
+    keep, trees = [], {}
+    for i, (n, t, e) in enumerate(zip(names, *outs)):
+        if isinstance(t, _Undefined) or isinstance(e, _Undefined):
             continue
-        _check_same(n, _device(t, n, where), _device(e, n, where), where, "if")
-    keep = [i for i, (t, e) in enumerate(zip(*outs)) if t is not UNDEFINED and e is not UNDEFINED]
+        with b.insert_into(probe.then_block):
+            tl, ts = _flatten(t, n, where)
+        with b.insert_into(probe.else_block):
+            el, es = _flatten(e, n, where)
+        _check_shapes([n], [ts], [es], where, "if")
+        for (tv, leaf), (ev, _) in zip(tl, el):
+            _check_same(leaf, tv, ev, where, "if")
+        keep.append(i)
+        trees[i] = (ts, tl, el)
     # Rebuild with results: move the traced operations into a new if that yields them.
-    results = []
+    result_types = [v.v.type for i in keep for v, _ in trees[i][1]]
     with _loc(where):
-        final = scf.IfOp(cond.v, [_device(outs[0][i], names[i], where).v.type for i in keep], has_else=True)
-    for src, dst, values in ((probe.then_block, final.then_block, outs[0]),
-                             (probe.else_block, final.else_block, outs[1])):
+        final = scf.IfOp(cond.v, result_types, has_else=True)
+    for side, src, dst in ((1, probe.then_block, final.then_block), (2, probe.else_block, final.else_block)):
         with b.insert_into(dst):
-            yielded = [_device(values[i], names[i], where) for i in keep]
             with _loc(where):
-                scf.YieldOp([y.v for y in yielded])
+                scf.YieldOp([v.v for i in keep for v, _ in trees[i][side]])
         for op in list(src.operations):
             op.move_before(dst.operations[len(dst.operations) - 1])
     probe.operation.erase()
     it = iter(final.results)
+    results = []
     for i, n in enumerate(names):
-        if i in keep:
-            results.append(_rewrap(next(it), _device(outs[0][i], n, where)))
+        if i in trees:
+            shape, leaves = trees[i][0], trees[i][1]
+            results.append(_unflatten(shape, iter([_rewrap(next(it), like) for like, _ in leaves])))
         else:
-            results.append(UNDEFINED)
+            t, e = outs[0][i], outs[1][i]
+            # Undefined after the if: say why with the branch's own reason when it has one.
+            results.append(t if isinstance(t, _Undefined) and t is not UNDEFINED else
+                           e if isinstance(e, _Undefined) and e is not UNDEFINED else UNDEFINED)
     return tuple(results)
 
 
@@ -183,7 +258,8 @@ def while_loop(cond_fn, body_fn, init, names, where):
         return values
     b = _b.current()
     scf = b.d.scf
-    carried = [_device(v, n, where) for v, n in zip(init, names)]
+    leaves, shapes = _flatten_all(init, names, where)
+    carried = [v for v, _ in leaves]
     types_ = [c.v.type for c in carried]
     with _loc(where):
         loop = scf.WhileOp(types_, [c.v for c in carried])
@@ -191,16 +267,17 @@ def while_loop(cond_fn, body_fn, init, names, where):
         after = loop.after.blocks.append(*types_)
     with b.insert_into(before):
         args = [_rewrap(a, c) for a, c in zip(before.arguments, carried)]
-        cond = cond_fn(*args)
+        cond = cond_fn(*_rebuild(shapes, args))
         if not isinstance(cond, Scalar) or cond.type_text != "i1":
             raise TraceError("a `while` condition must be a comparison", location=Location(*where))
         with _loc(where):
             scf.ConditionOp(cond.v, [a.v for a in args])
     with b.insert_into(after):
         args = [_rewrap(a, c) for a, c in zip(after.arguments, carried)]
-        results = [_device(v, n, where) for v, n in zip(body_fn(*args), names)]
-        for n, before_v, after_v in zip(names, carried, results):
+        out, out_shapes = _flatten_all(body_fn(*_rebuild(shapes, args)), names, where)
+        _check_shapes(names, shapes, out_shapes, where, "loop")
+        for (before_v, n), (after_v, _) in zip(leaves, out):
             _check_same(n, before_v, after_v, where, "loop")
         with _loc(where):
-            scf.YieldOp([r.v for r in results])
-    return tuple(_rewrap(v, c) for v, c in zip(loop.results, carried))
+            scf.YieldOp([r.v for r, _ in out])
+    return tuple(_rebuild(shapes, [_rewrap(v, c) for v, c in zip(loop.results, carried)]))

@@ -30,6 +30,7 @@ class Func:
     def __init__(self, fn):
         if not callable(fn) or not hasattr(fn, "__code__"):
             raise TraceError("@hk.func decorates a Python function, not %r" % (fn,))
+        rewrite.refuse_generators(fn, "@hk.func")
         functools.update_wrapper(self, fn)
         self.fn = fn
         self._body = None

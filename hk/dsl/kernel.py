@@ -22,7 +22,8 @@ import inspect
 import os
 import types as pytypes
 
-from hk import types
+from hk import errors, types
+from hk.compiler import diagnostics
 from hk.dsl import builder as _b
 from hk.dsl import rewrite
 from hk.dsl.values import Global, Scalar
@@ -36,6 +37,20 @@ _SCALARS = {int: types.i32, float: types.fp32, types.i32: types.i32, types.fp32:
 class Param:
     name: str
     kind: object  # types.TensorType or a scalar DType
+
+
+def constant_key(name, value, kernel):
+    """A specialization's key for one constant: its type and value (lists and tuples element by
+    element), so 1 and 1.0, or two objects printed alike, are different specializations."""
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, tuple(constant_key(name, v, kernel) for v in value))
+    try:
+        hash(value)
+    except TypeError:
+        raise TraceError("kernel %s: constant %s = %r is a %s, which cannot key a specialization"
+                         % (kernel, name, value, type(value).__name__),
+                         hint="pass a number, string, bool, dtype, tile type or a tuple of them") from None
+    return (type(value), value)
 
 
 def _parse_params(fn):
@@ -112,6 +127,7 @@ class Kernel:
         self.name = name or fn.__name__
         self.max_vgprs = max_vgprs
         self.min_occupancy = min_occupancy
+        rewrite.refuse_generators(fn, "kernel")
         self.params, self.default_constants = _parse_params(fn)
         self._body = None
         self._traces = {}
@@ -158,7 +174,8 @@ class Kernel:
         return tuple(divisors.get(name, 1) for name in tensors)
 
     def _key(self, arch, constants, divisors):
-        return (arch, tuple(sorted((k, repr(v)) for k, v in constants.items())), divisors)
+        return (arch, tuple(sorted((k, constant_key(k, v, self.name)) for k, v in constants.items())),
+                divisors)
 
     def trace(self, arch=None, *, divisors=None, **constants):
         """Traces the kernel for `arch` and runs the passes; a TracedKernel."""
@@ -168,8 +185,18 @@ class Kernel:
         key = self._key(arch, constants, divisors)
         traced = self._traces.get(key)
         if traced is None:
-            traced = self._trace(arch, constants, divisors)
+            try:
+                traced = self._trace(arch, constants, divisors)
+            except errors.HKError:
+                raise
+            except Exception as e:
+                err = errors.from_inside_hk(e, TraceError, "tracing kernel %s" % self.name)
+                if err is None:
+                    raise
+                raise err from e
             self._traces[key] = traced
+            for w in traced.warnings:  # once per specialization: at its trace, build or call
+                errors.warn(w["message"], location=diagnostics.location_of(w))
         return traced
 
     def source(self, arch=None, *, divisors=None, **constants):
@@ -227,7 +254,12 @@ class Kernel:
                 else:
                     args.append(Scalar(v))
             with b.insert_into(entry):
-                self._body(*args, **constants)
+                result = self._body(*args, **constants)
+                if result is not None:
+                    raise TraceError("kernel %s returns %s; a kernel's results are what it stores "
+                                     "into its tensor parameters" % (self.name, type(result).__name__),
+                                     location=rewrite.first_of(self.fn, ("Return",), valued=True),
+                                     hint="store it: out[coord] = value (or out.store_scalar(...))")
                 with where:
                     func.ReturnOp([])
             pipeline.verify(b.module)
@@ -240,13 +272,17 @@ class Kernel:
         """The grid for these arguments: the `grid` lambda over a view of the parameters."""
         if self.grid is None:
             raise LaunchError("kernel %s has no grid; pass grid=lambda p: (...) to @hk.kernel" % self.name)
-        view = pytypes.SimpleNamespace(**constants)
+        view = _GridView(self.name, constants)
         for p, a in zip(self.params, args):
             setattr(view, p.name, TensorExtents.of(a) if isinstance(p.kind, types.TensorType) else a)
         grid = self.grid(view) if callable(self.grid) else self.grid
-        grid = tuple(int(g) for g in (grid if isinstance(grid, (tuple, list)) else (grid,)))
-        if not 1 <= len(grid) <= 3 or any(g < 0 for g in grid):
-            raise LaunchError("kernel %s: the grid must be 1 to 3 non-negative sizes, got %r" % (self.name, grid))
+        grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
+        if not 1 <= len(grid) <= 3 or any(isinstance(g, bool) or not hasattr(g, "__index__") or g < 0
+                                          for g in grid):
+            raise LaunchError("kernel %s: the grid must be 1 to 3 non-negative integers, got %r"
+                              % (self.name, grid),
+                              hint="round explicitly, e.g. hk.cdiv(p.o.rows, 16), rather than dividing")
+        grid = tuple(g.__index__() for g in grid)
         return grid + (1,) * (3 - len(grid))
 
     def __call__(self, *args, arch=None, **constants):
@@ -255,7 +291,28 @@ class Kernel:
         if len(args) != len(self.params):
             raise LaunchError("kernel %s takes %d arguments (%s) but got %d"
                               % (self.name, len(self.params), ", ".join(p.name for p in self.params), len(args)))
-        return launch.launch(self, args, arch=arch, constants=constants)
+        try:
+            return launch.launch(self, args, arch=arch, constants=constants)
+        except errors.HKError:
+            raise
+        except Exception as e:
+            err = errors.from_inside_hk(e, LaunchError, "launching kernel %s" % self.name)
+            if err is None:
+                raise
+            raise err from e
+
+
+class _GridView(pytypes.SimpleNamespace):
+    """What the grid lambda sees: each parameter by name and each constant."""
+
+    def __init__(self, kernel, constants):
+        super().__init__(**constants)
+        object.__setattr__(self, "_kernel", kernel)
+
+    def __getattr__(self, name):
+        names = sorted(n for n in vars(self) if not n.startswith("_"))
+        raise LaunchError("kernel %s: its grid asks for %r, which is neither a parameter nor a "
+                          "constant (it has %s)" % (self._kernel, name, ", ".join(names)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -273,6 +330,9 @@ class TensorExtents:
             return cls(*types.view4d(getattr(tensor, "shape", ())))
         except ValueError as e:
             raise LaunchError(str(e)) from None
+
+    def __getattr__(self, name):
+        raise LaunchError("a tensor's extents in a grid are batch, depth, rows and cols, not %r" % name)
 
 
 def kernel(fn=None, **options):

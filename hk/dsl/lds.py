@@ -2,7 +2,7 @@
 
 from hk import types
 from hk.dsl import builder as _b
-from hk.dsl.values import Global, Shared, SharedView, StagedTile, describe, wrap
+from hk.dsl.values import Global, Shared, SharedView, StagedTile, check_buffer, describe, wrap
 from hk.errors import TraceError
 
 
@@ -29,6 +29,7 @@ def copy_to(shared, buffer, tensor, coord):
     from hk.dsl.values import _as_index, scalar
 
     _whole(shared, "copy_to")
+    check_buffer(shared, buffer)
     b = _b.current()
     with b.loc():
         b.d.hk.copy_to_lds(tensor.v, coord.v, shared.v, _as_index(scalar(buffer)).v)
@@ -39,6 +40,7 @@ def copy_from(tensor, coord, shared, buffer):
     from hk.dsl.values import _as_index, scalar
 
     _whole(shared, "copy_from")
+    check_buffer(shared, buffer)
     b = _b.current()
     with b.loc():
         b.d.hk.copy_from_lds(shared.v, _as_index(scalar(buffer)).v, tensor.v, coord.v)
@@ -88,6 +90,7 @@ def commit(shared, buffer, staged):
     from hk.dsl.values import _as_index, scalar
 
     _whole(shared, "commit")
+    check_buffer(shared, buffer)
     if not isinstance(staged, StagedTile):
         raise TraceError("hk.lds.commit writes what hk.lds.issue returned, not %s" % type(staged).__name__)
     spec, st = shared.spec, staged.spec

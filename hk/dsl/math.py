@@ -1,4 +1,5 @@
-"""hk.math: elementwise functions of register tiles and vectors."""
+"""hk.math: elementwise functions of register tiles and vectors (maximum and minimum also of
+device scalars)."""
 
 from hk.dsl.ops import _unary, maximum, minimum  # noqa: F401
 
@@ -46,3 +47,36 @@ def sqrt(x):
 
 def rsqrt(x):
     return _unary("rsqrt", x)
+
+
+def round(x):  # noqa: A001 - the language's name
+    """To the nearest integer, ties to even (as torch.round); the dtype stays."""
+    return _unary("round", x)
+
+
+def floor(x):
+    return _unary("floor", x)
+
+
+def sin(x):
+    return _unary("sin", x)
+
+
+def cos(x):
+    return _unary("cos", x)
+
+
+def tanh(x):
+    return _unary("tanh", x)
+
+
+def sigmoid(x):
+    """1 / (1 + exp(-x))."""
+    return _unary("sigmoid", x)
+
+
+def pow(x, y):  # noqa: A001 - the language's name
+    """x ** y elementwise, for floating-point tiles; y a tile of x's type or a scalar."""
+    from hk.dsl.ops import _pow
+
+    return _pow(x, y)

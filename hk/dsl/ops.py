@@ -3,6 +3,8 @@
 Each emits hk operations at the user's line; shape and dtype errors are TraceErrors there.
 """
 
+import builtins
+
 from hk import types
 from hk.dsl import builder as _b
 from hk.dsl.values import (Coord, Scalar, Shared, Tile, Vector, _as_index, describe, fill,
@@ -45,19 +47,45 @@ def _unary(fn, x):
         return wrap(b.d.hk.unary(getattr(b.d.hk.UnaryFn, fn), x.v), x.spec)
 
 
-def _binary_fn(fn):
+def _binary_fn(fn, name):
     def apply(a, b):
+        if isinstance(a, Scalar) or (isinstance(b, Scalar) and isinstance(a, (int, float))):
+            return _scalar_extreme(fn, a, b)
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            return (builtins.max if fn == "max" else builtins.min)(a, b)
         if not isinstance(a, (Tile, Vector)):
-            raise TraceError("hk.%s takes a register tile or vector first, not %s" % (fn, type(a).__name__))
+            raise TraceError("hk.%s takes a register tile, vector or scalar first, not %s"
+                             % (name, type(a).__name__))
         return a._binary(fn, b)
 
-    apply.__name__ = fn
-    apply.__doc__ = "Elementwise %s of a tile or vector with a tile, vector or scalar." % fn
+    apply.__name__ = name
+    apply.__doc__ = ("Elementwise %s of a tile or vector with a tile, vector or scalar; of two "
+                     "device scalars (floats ignore a NaN operand, as on tiles)." % fn)
     return apply
 
 
-maximum = _binary_fn("max")
-minimum = _binary_fn("min")
+def _scalar_extreme(fn, a, b):
+    a, b = (a, b) if isinstance(a, Scalar) else (b, a)
+    a, b = a._coerce(b)
+    if a is NotImplemented:
+        raise TraceError("hk.maximum/minimum of a device scalar takes another scalar or a number")
+    builder = _hk()
+    op = ("maxnumf" if fn == "max" else "minnumf") if a.is_float else ("maxsi" if fn == "max" else "minsi")
+    with builder.loc():
+        return Scalar(getattr(builder.d.arith, op)(a.v, b.v))
+
+
+maximum = _binary_fn("max", "maximum")
+minimum = _binary_fn("min", "minimum")
+
+
+def _pow(x, y):
+    if not isinstance(x, (Tile, Vector)):
+        raise TraceError("hk.math.pow takes a register tile or vector first, not %s" % type(x).__name__)
+    if not x.dtype.is_float:
+        raise TraceError("hk.math.pow needs a floating-point tile but got %s" % describe(x.spec),
+                         hint="convert first with .to(hk.fp32)")
+    return x._binary("pow", y)
 
 
 def where(mask, a, b):

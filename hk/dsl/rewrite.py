@@ -13,6 +13,7 @@ Line numbers are kept, so every operation still points at the user's line.
 
 import ast
 import collections
+import copy
 import inspect
 import textwrap
 
@@ -165,10 +166,19 @@ class _Rewriter(ast.NodeTransformer):
             unpack = ast.Assign(targets=[node.target], value=ast.Name(id=param, ctx=ast.Load()))
             body = [_located(unpack, node)] + body
         fn = self._function(name, [param] + carried, body or [ast.Pass()], carried, node)
+        # As in Python, the loop's variable keeps its last value after the loop (or the one it
+        # had before a loop that ran no iteration); for_loop returns it after the carried names.
+        last = self._fresh("last", node)
+        prior = (ast.Name(id=node.target.id, ctx=ast.Load())
+                 if isinstance(node.target, ast.Name) and node.target.id in known
+                 else ast.Attribute(value=ast.Name(id=_CONTROL, ctx=ast.Load()), attr="NO_ITERATION",
+                                    ctx=ast.Load()))
         call = self._call("for_loop", [self.visit(node.iter), ast.Name(id=name, ctx=ast.Load()),
                                        self._names_tuple(carried), self._strings(carried),
-                                       self._location(node)], carried, node)
-        return [fn, call]
+                                       self._location(node), prior], carried + [last], node)
+        rebind = _located(ast.Assign(targets=[copy.deepcopy(node.target)], value=ast.Name(id=last, ctx=ast.Load())),
+                          node)
+        return [fn, call, rebind]
 
     def visit_While(self, node):
         if node.orelse:
@@ -225,6 +235,39 @@ class _Rewriter(ast.NodeTransformer):
                                       self._names_tuple(ins), self._strings(outs),
                                       self._location(node)], outs, node)
         return [then_fn, else_fn, call]
+
+
+def first_of(fn, kinds, valued=False):
+    """The Location of the first node of one of the ast `kinds` in `fn`'s own body (not in
+    nested functions); with `valued`, only one that has a value (`return x`). None without
+    source or without such a node."""
+    try:
+        source = textwrap.dedent(inspect.getsource(fn))
+        tree = ast.parse("\n" * (fn.__code__.co_firstlineno - 1) + source)
+    except (OSError, TypeError, SyntaxError):
+        return None
+    func = tree.body[0]
+    todo, found = list(getattr(func, "body", [])), []
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if type(n).__name__ in kinds and (not valued or getattr(n, "value", None) is not None):
+            found.append((n.lineno, n.col_offset + 1))
+        todo.extend(ast.iter_child_nodes(n))
+    return Location(fn.__code__.co_filename, *min(found)) if found else None
+
+
+def refuse_generators(fn, what):
+    """A generator or coroutine body would never run while traced: refused at its first yield."""
+    kind = ("a generator" if inspect.isgeneratorfunction(fn) else
+            "an async generator" if inspect.isasyncgenfunction(fn) else
+            "a coroutine" if inspect.iscoroutinefunction(fn) else None)
+    if kind:
+        raise TraceError("%s %s is %s function; its body would not run when it is traced"
+                         % (what, fn.__name__, kind),
+                         location=first_of(fn, ("Yield", "YieldFrom", "Await")) or Location.of_function(fn),
+                         hint="remove the yield / await (and async): the body runs once, while it is traced")
 
 
 def rewrite(fn):

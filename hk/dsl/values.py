@@ -34,20 +34,43 @@ class Value:
 
 
 class _Undefined:
-    """A name one branch of a device `if` binds and the other does not: any use is an error."""
+    """A name the kernel binds on some paths only: any use is an error at the line that uses it.
+
+    UNDEFINED is a name one branch of a device `if` binds and the other does not; the variable
+    of a device loop after the loop, and of an unrolled loop that ran no iteration, are others.
+    """
+
+    __slots__ = ("why", "remedy")
+
+    def __init__(self, why, remedy):
+        self.why, self.remedy = why, remedy
 
     def __repr__(self):
-        return "<undefined: bound in only one branch of an if>"
+        return "<undefined: %s>" % self.why
 
     def fail(self, *args, **kwargs):
-        raise TraceError("this value is bound in only one branch of an `if` on a device value",
-                         hint="assign it before the `if` or in both branches")
+        raise TraceError("this value is %s" % self.why, hint=self.remedy)
 
     __getattr__ = __call__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = fail
-    __truediv__ = __getitem__ = __neg__ = __bool__ = fail
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = fail
+    __getitem__ = __neg__ = __bool__ = __iter__ = __index__ = __int__ = __float__ = fail
+    __lt__ = __le__ = __gt__ = __ge__ = fail
 
 
-UNDEFINED = _Undefined()
+UNDEFINED = _Undefined("bound in only one branch of an `if` on a device value",
+                       "assign it before the `if` or in both branches")
+DEVICE_LOOP_VARIABLE = _Undefined(
+    "the variable of a device loop (hk.range), which has no value after the loop",
+    "keep the value you need in a variable assigned inside the loop (carried out of it)")
+NO_ITERATION = _Undefined("the variable of a loop that ran no iteration, so it was never bound",
+                          "bind it before the loop")
+
+
+def check_defined(value):
+    """Raises the error of an undefined value (at the user's line); returns the value."""
+    if isinstance(value, _Undefined):
+        value.fail()
+    return value
 
 
 # Scalars ---------------------------------------------------------------------------------------
@@ -67,6 +90,7 @@ def scalar(x, like="index"):
     """`x` as a Scalar: Scalars pass through, Python numbers become constants of type `like`."""
     if isinstance(x, Scalar):
         return x
+    check_defined(x)
     if isinstance(x, bool):
         return Scalar(_hk().constant("i1", int(x)))
     if isinstance(x, int):
@@ -285,8 +309,7 @@ class TileRef:
         return wrap(v, spec)
 
     def store(self, value):
-        if value is UNDEFINED:
-            UNDEFINED.fail()
+        check_defined(value)
         if not isinstance(value, (Tile, Vector)):
             raise TraceError("only a register tile or vector can be stored to %s, not %s"
                              % (self.g.name, type(value).__name__))
@@ -324,8 +347,7 @@ class _Register(_Typed):
     __slots__ = ()
 
     def _other(self, other):
-        if other is UNDEFINED:
-            UNDEFINED.fail()
+        check_defined(other)
         if isinstance(other, _Register):
             if (type(other) is not type(self) or other.spec.dtype != self.spec.dtype
                     or _shape(other.spec) != _shape(self.spec)):
@@ -366,6 +388,11 @@ class _Register(_Typed):
     def __rmul__(self, o): return self._binary("mul", o, True)
     def __truediv__(self, o): return self._binary("div", o)
     def __rtruediv__(self, o): return self._binary("div", o, True)
+
+    def __pow__(self, o):
+        from hk.dsl.ops import _pow
+
+        return _pow(self, o)
 
     def __neg__(self):
         b = _hk()
@@ -460,6 +487,7 @@ class SharedRef:
         b = _hk()
         if not isinstance(spec, (types.RT, types.RV)):
             raise TraceError(".load() takes a register tile or vector type, not %r" % (spec,))
+        check_buffer(self.s, self.buffer)
         buf = _as_index(scalar(self.buffer)).v
         with b.loc():
             v = b.d.hk.lds_load(b.type(spec.mlir()), self.s.v, buf)
@@ -467,6 +495,11 @@ class SharedRef:
 
     def store(self, value):
         b = _hk()
+        check_defined(value)
+        if not isinstance(value, (Tile, Vector)):
+            raise TraceError("only a register tile or vector can be stored to a shared tile, not %s"
+                             % type(value).__name__)
+        check_buffer(self.s, self.buffer)
         buf = _as_index(scalar(self.buffer)).v
         with b.loc():
             b.d.hk.lds_store(value.v, self.s.v, buf)
@@ -483,11 +516,28 @@ class SharedRef:
         if spec.rows % rows or spec.cols % cols:
             raise TraceError("a %dx%d subtile does not divide the %dx%d shared tile; pick rows and "
                              "cols that divide it" % (rows, cols, spec.rows, spec.cols))
+        check_buffer(self.s, self.buffer)
+        for what, k, n in (("row", i, spec.rows // rows), ("column", j, spec.cols // cols)):
+            if isinstance(k, int) and not 0 <= k < n:
+                raise TraceError("subtile %s index %d is outside the %d %dx%d subtiles along that axis "
+                                 "of the %dx%d shared tile" % (what, k, n, rows, cols, spec.rows, spec.cols),
+                                 hint="use an index from 0 to %d" % (n - 1))
         b = _hk()
         buf, row, col = (_as_index(scalar(x)).v for x in (self.buffer, i, j))
         with b.loc():
             v = b.d.hk.subtile(b.type(view.mlir()), self.s.v, buf, row, col)
         return SharedRef(SharedView(v, view), 0)
+
+
+def check_buffer(shared, buffer):
+    """A constant buffer index must name one of the shared tile's buffers."""
+    check_defined(buffer)
+    n = getattr(shared.spec, "buffers", 1)
+    if isinstance(buffer, int) and not 0 <= buffer < n:
+        raise TraceError("buffer %d of a shared %s with %d buffer%s"
+                         % (buffer, "tile" if isinstance(shared.spec, types.ST) else "vector", n,
+                            "" if n == 1 else "s"),
+                         hint="use a buffer from 0 to %d, or allocate more: hk.ST(..., buffers)" % (n - 1))
 
 
 def _shape(spec):

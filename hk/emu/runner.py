@@ -127,7 +127,9 @@ def run(code_object, kernel_name, grid, block, args, *, arch=None, hazards=True,
     explicit = k.explicit_args
     if len(args) != len(explicit):
         raise EmuError("kernel %s takes %d arguments, %d given" % (kernel_name, len(explicit), len(args)))
-    kernarg_size = max(k.kernarg_segment_size, kd.kernarg_size, 256)
+    # Rounded up to 64 bytes, as a runtime's kernarg allocation is: the compiler reads the last
+    # arguments with wide scalar loads (s_load_b128 at the end of a 0x1bc-byte segment).
+    kernarg_size = -(-max(k.kernarg_segment_size, kd.kernarg_size, 256) // 64) * 64
     kernarg = bytearray(kernarg_size)
     copy_back = []
 

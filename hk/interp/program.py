@@ -8,6 +8,7 @@ meet at every barrier.
 import torch
 
 from hk import types
+from hk.errors import HKError, LaunchError, Location
 from hk.interp import semantics as S
 
 _BARRIER = object()
@@ -16,8 +17,9 @@ _BARRIER = object()
 ENUMS = {
     "dim": ("x", "y", "z"),
     "extent": ("batch", "depth", "rows", "cols"),
-    "unary": ("exp", "exp2", "log", "log2", "abs", "neg", "relu", "gelu", "silu", "sqrt", "rsqrt"),
-    "binary": ("add", "sub", "mul", "div", "max", "min"),
+    "unary": ("exp", "exp2", "log", "log2", "abs", "neg", "relu", "gelu", "silu", "sqrt", "rsqrt",
+              "round", "floor", "sin", "cos", "tanh", "sigmoid"),
+    "binary": ("add", "sub", "mul", "div", "max", "min", "pow"),
     "cmp": ("eq", "ne", "lt", "le", "gt", "ge"),
     "reduce": ("sum", "max", "min"),
     "mma": ("AB", "ABt", "AtB", "AtBt"),
@@ -86,7 +88,10 @@ class Program:
         handler = getattr(self, "_" + name.replace(".", "_"), None)
         if handler is None:
             raise Unsupported("the interpreter has no semantics for '%s'" % name)
-        return handler(op, ins, outs, attrs)
+        step = handler(op, ins, outs, attrs)
+        if step is None or step is _BARRIER:
+            return step
+        return _located(step, op)
 
     @staticmethod
     def _enum(attrs, key, table):
@@ -139,8 +144,9 @@ class Program:
     def _arith_shrsi(self, op, ins, outs, attrs): return self._simple(outs, ins, lambda x, y: x >> y)
     def _arith_maxsi(self, op, ins, outs, attrs): return self._simple(outs, ins, max)
     def _arith_minsi(self, op, ins, outs, attrs): return self._simple(outs, ins, min)
-    _arith_maxnumf = _arith_maximumf = _arith_maxsi
-    _arith_minnumf = _arith_minimumf = _arith_minsi
+    # maxnum / minnum: a NaN operand yields the other one (as fmaxf and the tiles' max).
+    def _arith_maxnumf(self, op, ins, outs, attrs): return self._simple(outs, ins, _maxnum)
+    def _arith_minnumf(self, op, ins, outs, attrs): return self._simple(outs, ins, _minnum)
 
     def _arith_index_cast(self, op, ins, outs, attrs): return self._simple(outs, ins, int)
     _arith_fptosi = _arith_index_cast
@@ -337,21 +343,32 @@ class Program:
     def _hk_subtile(self, op, ins, outs, attrs):
         spec = self._spec(op.results[0])
         R, C = spec.rows, spec.cols
-        # A view of a single-buffer tile (itself a view) has one buffer, whatever the index says.
-        def view(s, buf, i, j):
-            b = buf if s.shape[0] > 1 else 0
-            return s[b:b + 1, i * R:(i + 1) * R, j * C:(j + 1) * C]
-        return self._simple(outs, ins, view)
+        o, (s, buf, i, j) = outs[0], ins
+
+        def step(env, wave):
+            shared = env[s]
+            b = _buffer(op, wave, shared, env[buf])
+            ri, ci = env[i], env[j]
+            if not (0 <= ri < shared.shape[1] // R and 0 <= ci < shared.shape[2] // C):
+                fail(op, wave, "subtile (%d, %d) of %dx%d is outside the %dx%d shared tile"
+                     % (ri, ci, R, C, shared.shape[1], shared.shape[2]))
+            env[o] = shared[b:b + 1, ri * R:(ri + 1) * R, ci * C:(ci + 1) * C]
+        return step
 
     def _hk_lds_load(self, op, ins, outs, attrs):
-        return self._simple(outs, ins, lambda s, buf: s[buf if s.shape[0] > 1 else 0].clone())
+        o, (s, buf) = outs[0], ins
+
+        def step(env, wave):
+            shared = env[s]
+            env[o] = shared[_buffer(op, wave, shared, env[buf])].clone()
+        return step
 
     def _hk_lds_store(self, op, ins, outs, attrs):
         v, s, buf = ins
 
         def step(env, wave):
             shared = env[s]
-            shared[env[buf] if shared.shape[0] > 1 else 0].copy_(env[v])
+            shared[_buffer(op, wave, shared, env[buf])].copy_(env[v])
         return step
 
     def _hk_copy_to_lds(self, op, ins, outs, attrs):
@@ -360,7 +377,8 @@ class Program:
         def step(env, wave):
             shared = env[s]
             rows, cols = shared.shape[1], shared.shape[2]
-            shared[env[buf]].copy_(env[g].load_tile(env[c], rows, cols, types.from_torch(shared.dtype)))
+            b = _buffer(op, wave, shared, env[buf])
+            shared[b].copy_(env[g].load_tile(env[c], rows, cols, types.from_torch(shared.dtype)))
         return step
 
     def _hk_copy_issue(self, op, ins, outs, attrs):
@@ -379,7 +397,8 @@ class Program:
         s, buf, g, c = ins
 
         def step(env, wave):
-            env[g].store_tile(env[c], env[s][env[buf]])
+            shared = env[s]
+            env[g].store_tile(env[c], shared[_buffer(op, wave, shared, env[buf])])
         return step
 
     def _hk_wait_lds(self, op, ins, outs, attrs):
@@ -471,6 +490,58 @@ class Program:
     def _hk_lane_id(self, op, ins, outs, attrs):
         raise Unsupported("hk.lane_id has no meaning in the tile-level interpreter; run on the "
                           "emulator (HK_DEVICE=emu) for lane-level code")
+
+
+def _maxnum(a, b):
+    return b if a != a else a if b != b else max(a, b)
+
+
+def _minnum(a, b):
+    return b if a != a else a if b != b else min(a, b)
+
+
+def _buffer(op, wave, shared, index):
+    """A shared tile's buffer `index`, checked: compiled code would touch another allocation."""
+    n = shared.shape[0]
+    if not 0 <= index < n:
+        fail(op, wave, "buffer %d of a shared tile with %d buffer(s)" % (index, n),
+             hint="compiled code does not check LDS buffer indices: it would read or write "
+                  "another buffer or allocation")
+    return index
+
+
+def location_of(op):
+    """The hk Location of an operation (the user's line it was traced at), or None."""
+    import re
+
+    m = re.match(r'loc\("(.*)":(\d+):(\d+)\)', str(op.location))
+    return Location(m.group(1), int(m.group(2)), int(m.group(3))) if m else None
+
+
+def _located(step, op):
+    """`step`, with what goes wrong in it reported at the operation's line as an hk error."""
+    where = []
+
+    def run(env, wave):
+        try:
+            return step(env, wave)
+        except HKError:
+            raise
+        except Exception as e:  # torch and Python errors from a bad index or value
+            raise InterpError("the interpreter cannot run %s in workgroup %s, wave %d: %s: %s"
+                              % (op.name, wave.block, wave.warp, type(e).__name__, e),
+                              location=where[0] if where else location_of(op)) from None
+    return run
+
+
+class InterpError(LaunchError):
+    """The kernel did something at run time that has no meaning (on the interpreter, which
+    checks what compiled code cannot), reported at the kernel's line."""
+
+
+def fail(op, wave, message, hint=None):
+    raise InterpError("%s (workgroup %s, wave %d)" % (message, wave.block, wave.warp),
+                      location=location_of(op), hint=hint)
 
 
 def _number(attr):

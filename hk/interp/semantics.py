@@ -132,6 +132,18 @@ def unary(fn, x, dtype):
         r = torch.sqrt(v)
     elif fn == "rsqrt":
         r = torch.rsqrt(v)
+    elif fn == "round":
+        r = torch.round(v)  # ties to even
+    elif fn == "floor":
+        r = torch.floor(v)
+    elif fn == "sin":
+        r = torch.sin(v)
+    elif fn == "cos":
+        r = torch.cos(v)
+    elif fn == "tanh":
+        r = torch.tanh(v)
+    elif fn == "sigmoid":
+        r = torch.sigmoid(v)
     else:
         raise NotImplementedError("interpreter has no unary %s" % fn)
     return out(r, dtype)
@@ -152,6 +164,8 @@ def binary(fn, a, b, dtype):
         r = torch.maximum(x, y if isinstance(y, torch.Tensor) else torch.tensor(y, dtype=x.dtype))
     elif fn == "min":
         r = torch.minimum(x, y if isinstance(y, torch.Tensor) else torch.tensor(y, dtype=x.dtype))
+    elif fn == "pow":
+        r = torch.pow(x, y)
     else:
         raise NotImplementedError("interpreter has no binary %s" % fn)
     return out(r, dtype)

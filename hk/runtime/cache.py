@@ -5,7 +5,13 @@ the flags, the architecture and the source. Entries are written to a temporary n
 renamed into place, so no reader ever sees a partial file; a per-key lock makes concurrent
 processes that build the same kernel build it once.
 
-    $HK_CACHE_DIR/kernels (default ~/.cache/hk/kernels)
+Each entry is a code object and its digest (the sha256 of the whole ELF: code, metadata note,
+symbols), written before the code object is renamed into place and checked on every hit. A
+damaged entry (a flipped bit on disk, a truncated copy, a hand-edited note) is rebuilt with a
+warning; it is never launched nor gated.
+
+    $HK_CACHE_DIR/kernels/<k[:2]>/<k>.co       the code object
+    $HK_CACHE_DIR/kernels/<k[:2]>/<k>.sha256   its digest
 """
 
 import contextlib
@@ -16,6 +22,7 @@ import os
 import tempfile
 
 import hk
+from hk import errors
 from hk.runtime import compile as compile_lib
 from hk.runtime import paths
 
@@ -69,17 +76,60 @@ def _locked(path):
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
+def _digest(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write(path, data):
+    """Writes `data` to `path` through a staged file and a rename (readers see all or nothing)."""
+    staged = "%s.%d.tmp" % (path, os.getpid())
+    staged = os.path.join(os.path.dirname(path), "." + os.path.basename(staged))
+    with open(staged, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(staged, path)
+
+
+def _damage(path):
+    """Why the entry at `path` cannot be trusted, or None when its digest matches."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path[:-len(".co")] + ".sha256") as f:
+            recorded = f.read().strip()
+    except OSError as e:
+        return "unreadable (%s)" % e.strerror
+    if recorded != _digest(data):
+        return "its digest does not match (recorded %s, found %s)" % (recorded[:12], _digest(data)[:12])
+    return None
+
+
+def _verified(path):
+    """Whether the entry at `path` is present and intact; warns about a damaged one."""
+    if not os.path.exists(path):
+        return False
+    why = _damage(path)
+    if why is None:
+        return True
+    errors.warn("the cached code object %s is damaged: %s; rebuilding it" % (path, why))
+    return False
+
+
 def code_object(source, arch, *, toolchain, flags=()):
-    """The path of the compiled code object for `source`, compiling it on a miss."""
+    """The path of the compiled code object for `source`, compiling it on a miss or when the
+    cached entry fails its digest."""
     k = key(source, arch, toolchain, flags)
     directory = os.path.join(root(), k[:2])
     path = os.path.join(directory, k + ".co")
-    if os.path.exists(path):
+    if os.path.exists(path) and _damage(path) is None:
         return path, True
     os.makedirs(directory, exist_ok=True)
     with _locked(os.path.join(directory, k + ".lock")):
-        if os.path.exists(path):  # another process built it while we waited
+        if _verified(path):  # another process built it while we waited
             return path, True
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)  # a damaged entry: nobody may read it while it is rebuilt
         with tempfile.TemporaryDirectory(prefix="hk-build-") as tmp:
             src = os.path.join(tmp, "kernel.hip")
             with open(src, "w") as f:
@@ -87,10 +137,9 @@ def code_object(source, arch, *, toolchain, flags=()):
             out = os.path.join(tmp, "kernel.co")
             compile_lib.compile_hip(src, arch, out, toolchain=toolchain, include_dirs=[include_dir()],
                                     extra_flags=flags)
-            staged = os.path.join(directory, ".%s.%d.tmp" % (k, os.getpid()))
-            with open(out, "rb") as fin, open(staged, "wb") as fout:
-                fout.write(fin.read())
-                fout.flush()
-                os.fsync(fout.fileno())
-            os.replace(staged, path)
+            with open(out, "rb") as f:
+                data = f.read()
+        # The digest lands first: a reader that sees the code object also sees its digest.
+        _write(os.path.join(directory, k + ".sha256"), (_digest(data) + "\n").encode())
+        _write(path, data)
     return path, False

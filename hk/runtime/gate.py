@@ -34,6 +34,20 @@ def occupancy(meta, warps):
     return Occupancy(waves, why)
 
 
+def _spill_hint(meta):
+    """What to change, by what spilled: VGPRs hold tiles, SGPRs the wave's uniform values."""
+    vgpr = ("use smaller register tiles or fewer live tiles, split the work over more warps, "
+            "or lower the unroll of the hot loop")
+    sgpr = ("SGPRs hold what is uniform across the wave: tensor parameters (12 each), scalars, "
+            "loop bounds and the addresses of unrolled tile accesses; pass fewer tensors, keep "
+            "fewer scalars live, or turn an unrolled range(N) into hk.range(N)")
+    if meta.sgpr_spills and not meta.vgpr_spills:
+        return sgpr
+    if not meta.sgpr_spills:
+        return vgpr
+    return "for the VGPRs: %s; for the SGPRs: %s" % (vgpr, sgpr)
+
+
 def check(meta, warps, *, max_vgprs=None, min_occupancy=None):
     """Raises ResourceError naming the kernel, the numbers and the fix; returns the Occupancy."""
     problems = []
@@ -46,8 +60,7 @@ def check(meta, warps, *, max_vgprs=None, min_occupancy=None):
             "kernel %s on %s %s (%d VGPRs, %d AGPRs, %d SGPRs); a spilling kernel is never returned, "
             "because scratch traffic reorders against the kernel's hand-placed waits"
             % (meta.name, meta.arch, " and ".join(problems), meta.vgprs, meta.agprs, meta.sgprs),
-            hint="use smaller register tiles or fewer live tiles, split the work over more warps, "
-                 "or lower the unroll of the hot loop")
+            hint=_spill_hint(meta))
     if max_vgprs is not None and meta.vgprs > max_vgprs:
         raise ResourceError("kernel %s on %s uses %d VGPRs, more than its max_vgprs=%d"
                             % (meta.name, meta.arch, meta.vgprs, max_vgprs),

@@ -14,7 +14,8 @@ COL = hk.RV(hk.fp32, 16, "col")
 ROW = hk.RV(hk.fp32, 64, "row")
 ARCHS = ["gfx1100", "gfx950"]
 
-UNARY = ["exp", "exp2", "log", "log2", "abs", "neg", "relu", "gelu", "silu", "sqrt", "rsqrt"]
+UNARY = ["exp", "exp2", "log", "log2", "abs", "neg", "relu", "gelu", "silu", "sqrt", "rsqrt",
+         "round", "floor", "sin", "cos", "tanh", "sigmoid"]
 
 
 @hk.kernel(grid=(1,))
@@ -39,6 +40,11 @@ def binary_ops(x: hk.Tensor[hk.fp32], y: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp3
     o[8, 0, 0, 0] = hk.causal(a, 0, 0, value=0.0)
     o[9, 0, 0, 0] = hk.triu(a, 0, 0, diagonal=2, value=0.0)
     o[10, 0, 0, 0] = hk.iota(T, "col").to(hk.fp32) + hk.iota(T, "row").to(hk.fp32) * 100.0
+    o[11, 0, 0, 0] = hk.math.pow(b, a)
+    o[12, 0, 0, 0] = b ** 2.0
+    # Device scalars: hk.maximum / minimum of two, and of one with a number.
+    o[13, 0, 0, 0] = hk.zeros(T) + hk.maximum(s, 1.0)
+    o[14, 0, 0, 0] = hk.zeros(T) + hk.minimum(s * 2.0, s)
 
 
 @hk.kernel(grid=(1,))
@@ -150,7 +156,8 @@ def test_unary(monkeypatch, arch):
     x = torch.rand(16, 64) * 4 + 0.1
     interp, emu = both(monkeypatch, arch, unary_ops, lambda: (x.clone(), torch.zeros(len(UNARY), 16, 64)))
     refs = [torch.exp(x), torch.exp2(x), torch.log(x), torch.log2(x), x.abs(), -x, x.relu(),
-            torch.nn.functional.gelu(x, approximate="tanh"), torch.nn.functional.silu(x), x.sqrt(), x.rsqrt()]
+            torch.nn.functional.gelu(x, approximate="tanh"), torch.nn.functional.silu(x), x.sqrt(), x.rsqrt(),
+            torch.round(x), torch.floor(x), torch.sin(x), torch.cos(x), torch.tanh(x), torch.sigmoid(x)]
     for k, ref in enumerate(refs):
         close(interp[1][k], ref, rtol=1e-5, atol=1e-5)
         # The hardware's transcendentals are within a few ulp of the correctly rounded ones.
@@ -160,11 +167,12 @@ def test_unary(monkeypatch, arch):
 @pytest.mark.parametrize("arch", ARCHS)
 def test_binary_masks_and_indices(monkeypatch, arch):
     x, y = torch.randn(16, 64), torch.rand(16, 64) + 0.5
-    interp, emu = both(monkeypatch, arch, binary_ops, lambda: (x.clone(), y.clone(), torch.zeros(11, 16, 64), 2.5))
+    interp, emu = both(monkeypatch, arch, binary_ops, lambda: (x.clone(), y.clone(), torch.zeros(15, 16, 64), 2.5))
     r, c = torch.arange(16).unsqueeze(1), torch.arange(64).unsqueeze(0)
     refs = [x + y, x - y, x * y, x / y, torch.maximum(x, y), torch.minimum(x, y), x * 2.5 + 1.0,
             torch.where(x > y, x, torch.tensor(-1.0)), torch.where(c <= r, x, torch.tensor(0.0)),
-            torch.where(c - r >= 2, x, torch.tensor(0.0)), (c + r * 100).float().expand(16, 64)]
+            torch.where(c - r >= 2, x, torch.tensor(0.0)), (c + r * 100).float().expand(16, 64),
+            torch.pow(y, x), y * y, torch.full((16, 64), 2.5), torch.full((16, 64), 2.5)]
     for k, ref in enumerate(refs):
         close(interp[2][k], ref)
         close(emu[2][k], ref)

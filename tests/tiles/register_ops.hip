@@ -21,6 +21,9 @@ extern "C" __global__ void __launch_bounds__(WAVE) hk_maps(gl<bf16> in, gl<bf16>
   sqrt(y, x); div(x, y, 3.0f);
   rsqrt(y, x); max(x, y, 0.0f);
   copy(y, x); min(x, y, 8.0f);
+  round(y, x); add(x, x, y);
+  floor(y, x); sub(x, x, y);
+  sigmoid(y, x); mul(x, x, y);
   store(out, x, idx);
 
   rt<float, 32, 32> f, g;
@@ -28,6 +31,11 @@ extern "C" __global__ void __launch_bounds__(WAVE) hk_maps(gl<bf16> in, gl<bf16>
   exp(g, f); add(f, f, g);
   silu(g, f); mul(f, f, g);
   gelu(g, f); max(f, f, g);
+  sin(g, f); add(f, f, g);
+  cos(g, f); sub(f, f, g);
+  tanh(g, f); mul(f, f, g);
+  pow(g, f, g); add(f, f, g);
+  pow(g, f, 0.5f); max(f, f, g);
   store(fout, f, idx);
 }
 

@@ -41,11 +41,14 @@ def HK_UnaryFn : HK_Enum<"UnaryFn", "elementwise unary function", [
   I32EnumAttrCase<"exp", 0>, I32EnumAttrCase<"exp2", 1>, I32EnumAttrCase<"log", 2>,
   I32EnumAttrCase<"log2", 3>, I32EnumAttrCase<"abs", 4>, I32EnumAttrCase<"neg", 5>,
   I32EnumAttrCase<"relu", 6>, I32EnumAttrCase<"gelu", 7>, I32EnumAttrCase<"silu", 8>,
-  I32EnumAttrCase<"sqrt", 9>, I32EnumAttrCase<"rsqrt", 10>]>;
+  I32EnumAttrCase<"sqrt", 9>, I32EnumAttrCase<"rsqrt", 10>, I32EnumAttrCase<"round", 11>,
+  I32EnumAttrCase<"floor", 12>, I32EnumAttrCase<"sin", 13>, I32EnumAttrCase<"cos", 14>,
+  I32EnumAttrCase<"tanh", 15>, I32EnumAttrCase<"sigmoid", 16>]>;
 
 def HK_BinaryFn : HK_Enum<"BinaryFn", "elementwise binary function", [
   I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>, I32EnumAttrCase<"mul", 2>,
-  I32EnumAttrCase<"div", 3>, I32EnumAttrCase<"max", 4>, I32EnumAttrCase<"min", 5>]>;
+  I32EnumAttrCase<"div", 3>, I32EnumAttrCase<"max", 4>, I32EnumAttrCase<"min", 5>,
+  I32EnumAttrCase<"pow", 6>]>;
 
 def HK_CmpPredicate : HK_Enum<"CmpPredicate", "elementwise comparison", [
   I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>, I32EnumAttrCase<"lt", 2>,

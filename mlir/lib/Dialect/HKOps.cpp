@@ -290,6 +290,9 @@ LogicalResult BinaryOp::verify() {
   Type lhs = getLhs().getType(), rhs = getRhs().getType();
   if (shapeOf(lhs).element.isSignlessInteger(1))
     return emitOpError() << "arithmetic is not defined on masks";
+  if (getFn() == BinaryFn::pow && !isFloat(shapeOf(lhs).element))
+    return emitOpError() << "expected a floating-point operand for pow but got "
+                         << shapeOf(lhs).element;
   if (isa<RegisterTileType, RegisterVectorType>(rhs))
     return expectSameShape(*this, "rhs", lhs, rhs);
   return verifyScalarOperand(*this, shapeOf(lhs).element, rhs);
@@ -332,6 +335,8 @@ static LogicalResult verifyVectorOfTile(Operation *op, RegisterVectorType vec, R
 }
 
 LogicalResult BroadcastBinaryOp::verify() {
+  if (getFn() == BinaryFn::pow)
+    return emitOpError() << "pow is not a row or column operation";
   return verifyVectorOfTile(*this, getVec().getType(), getTile().getType(), "a tile");
 }
 

@@ -56,7 +56,7 @@ struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
   }
 
   /// Register values live just before `op` (`after` = false) or just after it, including the
-  /// values live across each of its ancestors.
+  /// values live across each of its ancestors: the set the diagnostic at the peak lists.
   static llvm::SetVector<Value> liveAround(Liveness &liveness, Operation *op, func::FuncOp kernel,
                                            bool after) {
     llvm::SetVector<Value> live;
@@ -89,6 +89,70 @@ struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
     return live;
   }
 
+  /// VGPRs of the register values live before and after every operation, in one backward scan
+  /// per block (linear in the kernel's size, where asking Liveness per operation is quadratic).
+  /// A value counts once however many levels it is live at: the counts say how many.
+  struct Totals {
+    const TargetFacts &facts;
+    int64_t warps;
+    Liveness &liveness;
+    llvm::DenseMap<Value, int> count;
+    int64_t sum = 0;
+    llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> at;  // op -> (before, after)
+
+    Totals(const TargetFacts &facts, int64_t warps, Liveness &liveness)
+        : facts(facts), warps(warps), liveness(liveness) {}
+
+    void add(Value v) {
+      if (count[v]++ == 0)
+        sum += vgprsOf(v.getType(), facts, warps);
+    }
+    void remove(Value v) {
+      auto it = count.find(v);
+      if (--it->second == 0) {
+        sum -= vgprsOf(v.getType(), facts, warps);
+        count.erase(it);
+      }
+    }
+
+    /// Scans `block` with the values live through its ancestors already counted.
+    void scan(Block &block) {
+      llvm::SmallDenseSet<Value, 16> live;
+      auto insert = [&](Value v) {
+        if (isa<RegisterTileType, RegisterVectorType, StagedTileType>(v.getType()) && live.insert(v).second)
+          add(v);
+      };
+      auto erase = [&](Value v) {
+        if (live.erase(v))
+          remove(v);
+      };
+      if (const LivenessBlockInfo *info = liveness.getLiveness(&block))
+        for (Value v : info->out())
+          insert(v);
+      for (Operation &op : llvm::reverse(block)) {
+        int64_t after = sum;
+        for (Value r : op.getResults())
+          erase(r);
+        // What is live now lives through `op`: its regions see it on top of their own.
+        for (Region &region : op.getRegions())
+          for (Block &inner : region)
+            scan(inner);
+        for (Value v : op.getOperands())
+          insert(v);
+        op.walk([&](Operation *nested) {
+          if (nested == &op)
+            return;
+          for (Value v : nested->getOperands())
+            if (!op.isAncestor(v.getParentRegion()->getParentOp()))
+              insert(v);  // used inside op's regions, defined outside: used at op
+        });
+        at[&op] = {sum, after};
+      }
+      for (Value v : live)
+        remove(v);
+    }
+  };
+
   bool check(func::FuncOp kernel, const TargetFacts &facts) {
     int64_t budget = facts.maxVgprs + facts.maxAgprs;
     StringRef source = "the target's";
@@ -99,25 +163,28 @@ struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
     }
     int64_t warps = getKernelWarps(kernel);
     Liveness liveness(kernel);
+    Totals totals(facts, warps, liveness);
+    totals.scan(kernel.front());
     int64_t peak = 0;
     Operation *peakOp = nullptr;
-    llvm::SetVector<Value> peakValues;
+    bool peakAfter = false;
     kernel.walk([&](Operation *op) {
+      auto it = totals.at.find(op);
+      if (it == totals.at.end())
+        return;
       for (bool after : {false, true}) {
-        llvm::SetVector<Value> live = liveAround(liveness, op, kernel, after);
-        int64_t total = 0;
-        for (Value v : live)
-          total += vgprsOf(v.getType(), facts, warps);
+        int64_t total = after ? it->second.second : it->second.first;
         if (total > peak) {
           peak = total;
           peakOp = op;
-          peakValues = std::move(live);
+          peakAfter = after;
         }
       }
     });
     kernel->setAttr("hk.tile_vgprs", IntegerAttr::get(IntegerType::get(kernel.getContext(), 64), peak));
     if (peak <= budget)
       return true;
+    llvm::SetVector<Value> peakValues = liveAround(liveness, peakOp, kernel, peakAfter);
     SmallVector<Value> largest(peakValues.begin(), peakValues.end());
     llvm::stable_sort(largest, [&](Value a, Value b) {
       return vgprsOf(a.getType(), facts, warps) > vgprsOf(b.getType(), facts, warps);

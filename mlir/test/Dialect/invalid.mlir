@@ -346,6 +346,22 @@ func.func @f(%t: !hk.rt<i32, 16x16, row>, %x: f32) {
 
 // -----
 
+func.func @f(%t: !hk.rt<i32, 16x16, row>, %u: !hk.rt<i32, 16x16, row>) {
+  // expected-error @+1 {{'hk.binary' op expected a floating-point operand for pow but got 'i32'}}
+  %e = hk.binary pow %t, %u : !hk.rt<i32, 16x16, row>, !hk.rt<i32, 16x16, row>
+  return
+}
+
+// -----
+
+func.func @f(%t: !hk.rt<f32, 16x16, row>, %v: !hk.rv<f32, 16, col>) {
+  // expected-error @+1 {{'hk.broadcast_binary' op pow is not a row or column operation}}
+  %e = hk.broadcast_binary pow %t, %v : !hk.rt<f32, 16x16, row>, !hk.rv<f32, 16, col>
+  return
+}
+
+// -----
+
 func.func @f(%t: !hk.rt<i1, 16x16, row>, %u: !hk.rt<i1, 16x16, row>) {
   // expected-error @+1 {{'hk.binary' op arithmetic is not defined on masks}}
   %e = hk.binary add %t, %u : !hk.rt<i1, 16x16, row>, !hk.rt<i1, 16x16, row>

@@ -138,13 +138,29 @@ HK_DEV void group<NUM_WARPS>::commit_transposed(ST& dst, const S& s) {
   using T = typename ST::dtype;
   constexpr int CE = SRC::chunk_elems, K = SRC::chunks;
   const int t = thread();
-  unroll<S::per_thread>([&](auto i) {
-    const int q = i * threads + t, r = q / K, c = (q % K) * CE;
-    if (S::chunks % threads == 0 || q < S::chunks) {
+  if constexpr (threads % K == 0 && threads / K == CE && S::chunks % threads == 0) {
+    // Round i covers source rows 8i .. 8i+7 (with 16-bit elements): destination chunk i of each
+    // row, and a thread's destination rows c .. c+7 start at a multiple of the swizzle's period.
+    // Every address is then one register per thread plus a constant, which the compiler keeps
+    // out of loops instead of a register per element.
+    const int c = (t % K) * CE, lane_col = (t / K) % CE;
+    const int base = c * ST::cols + lane_col;
+    unroll<S::per_thread>([&](auto i) {
       const auto v = bit_cast<detail::chunk_elems_t<T, CE>>(s.data[i]);
-      unroll<CE>([&](auto e) { dst.data[ST::index(c + e, r)] = v.x[e]; });
-    }
-  });
+      unroll<CE>([&](auto e) {
+        constexpr int offset = e * ST::cols + ((decltype(i)::value ^ ST::swizzle(e)) * CE);
+        dst.data[base + offset] = v.x[e];
+      });
+    });
+  } else {
+    unroll<S::per_thread>([&](auto i) {
+      const int q = i * threads + t, r = q / K, c = (q % K) * CE;
+      if (S::chunks % threads == 0 || q < S::chunks) {
+        const auto v = bit_cast<detail::chunk_elems_t<T, CE>>(s.data[i]);
+        unroll<CE>([&](auto e) { dst.data[ST::index(c + e, r)] = v.x[e]; });
+      }
+    });
+  }
 }
 
 }  // namespace hk

@@ -87,8 +87,9 @@ HK_DEV void pos_infty(X& d) {
 
 // ---- unary maps -----------------------------------------------------------------------------
 // exp, log, sqrt are the compiler's accurate expansions of the hardware's exp2/log2/sqrt
-// (not the fast approximations). gelu is the tanh approximation
-// 0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3))), as torch's gelu(approximate="tanh").
+// (not the fast approximations); sin, cos, tanh and pow are the device library's (ocml). gelu
+// is the tanh approximation 0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3))), as torch's
+// gelu(approximate="tanh"). round is to nearest, ties to even (as torch.round).
 
 #define HK_UNARY_FLOAT(NAME, EXPR)                                                              \
   template <class D, class A> requires detail::is_reg<D>                                      \
@@ -105,6 +106,12 @@ HK_UNARY_FLOAT(sqrt, __builtin_sqrtf(x))
 HK_UNARY_FLOAT(rsqrt, 1.0f / __builtin_sqrtf(x))
 HK_UNARY_FLOAT(gelu, 0.5f * x * (1.0f + detail::tanh_f(0.7978845608028654f * (x + 0.044715f * x * x * x))))
 HK_UNARY_FLOAT(silu, x / (1.0f + __builtin_expf(-x)))
+HK_UNARY_FLOAT(round, __builtin_rintf(x))
+HK_UNARY_FLOAT(floor, __builtin_floorf(x))
+HK_UNARY_FLOAT(sin, ::sinf(x))
+HK_UNARY_FLOAT(cos, ::cosf(x))
+HK_UNARY_FLOAT(tanh, ::tanhf(x))
+HK_UNARY_FLOAT(sigmoid, 1.0f / (1.0f + __builtin_expf(-x)))
 #undef HK_UNARY_FLOAT
 
 template <class D, class A> requires detail::is_reg<D>
@@ -133,6 +140,9 @@ struct op_min {
     if constexpr (__is_same(C, float)) return __builtin_fminf(x, y); else return x < y ? x : y;
   }
 };
+struct op_pow {
+  HK_DEV float operator()(float x, float y) const { return ::powf(x, y); }
+};
 }  // namespace detail
 
 #define HK_BINARY(NAME, OP)                                                                     \
@@ -147,6 +157,7 @@ HK_BINARY(mul, detail::op_mul)
 HK_BINARY(div, detail::op_div)
 HK_BINARY(max, detail::op_max)
 HK_BINARY(min, detail::op_min)
+HK_BINARY(pow, detail::op_pow)
 #undef HK_BINARY
 
 // ---- comparisons and select -----------------------------------------------------------------
