@@ -138,18 +138,21 @@ HK_DEV void group<NUM_WARPS>::commit_transposed(ST& dst, const S& s) {
   using T = typename ST::dtype;
   constexpr int CE = SRC::chunk_elems, K = SRC::chunks;
   const int t = thread();
-  if constexpr (threads % K == 0 && threads / K == CE && S::chunks % threads == 0) {
-    // Round i covers source rows 8i .. 8i+7 (with 16-bit elements): destination chunk i of each
-    // row, and a thread's destination rows c .. c+7 start at a multiple of the swizzle's period.
-    // Every address is then one register per thread plus a constant, which the compiler keeps
-    // out of loops instead of a register per element.
-    const int c = (t % K) * CE, lane_col = (t / K) % CE;
-    const int base = c * ST::cols + lane_col;
+  constexpr int rows_per_round = threads / K, G = rows_per_round / CE;
+  if constexpr (threads % K == 0 && rows_per_round % CE == 0 && (G & (G - 1)) == 0 && S::chunks % threads == 0) {
+    // Round i covers source rows i*R .. i*R+R-1 (R = rows_per_round = G chunks of destination
+    // columns), and a thread's destination rows c .. c+CE-1 start at a multiple of the
+    // swizzle's period. Destination chunk (i*G + h) ^ f(e), h the thread's chunk in the round,
+    // splits into a constant and one of G per-thread values: every address is one of G
+    // registers plus a constant, kept out of loops, instead of a register per element.
+    const int c = (t % K) * CE, row = t / K, h = row / CE;
+    int base[G];
+    unroll<G>([&](auto k) { base[k] = c * ST::cols + row % CE + ((h ^ k) * CE); });
     unroll<S::per_thread>([&](auto i) {
       const auto v = bit_cast<detail::chunk_elems_t<T, CE>>(s.data[i]);
       unroll<CE>([&](auto e) {
-        constexpr int offset = e * ST::cols + ((decltype(i)::value ^ ST::swizzle(e)) * CE);
-        dst.data[base + offset] = v.x[e];
+        constexpr int f = ST::swizzle(e), high = (decltype(i)::value * G) ^ (f & ~(G - 1));
+        dst.data[base[f & (G - 1)] + e * ST::cols + high * CE] = v.x[e];
       });
     });
   } else {
