@@ -1,6 +1,6 @@
 """Prints, side by side and from one run, the static figures of hk's GEMM and attention and of the
 equivalent Triton 3.9 kernels compiled ahead of time for the same targets, with their ratio;
-then the dynamic figure of hk's GEMM, counted on the emulator.
+then the dynamic figures of hk's GEMM and attention, counted on the emulator.
 
     ./bazelw run //tests/bench:isa_bench
 
@@ -28,6 +28,13 @@ WAVE = {"gfx1100": 32, "gfx1201": 32, "gfx942": 64, "gfx950": 64}
 GEMM_CONSTANTS = {"gfx950": {"KSTEP": 32}}
 # Triton's GEMM tiles: (BLOCK_M, BLOCK_N, BLOCK_K, num_warps), hk's own first.
 TRITON_GEMM_TILES = [(128, 128, 32, 4), (128, 64, 32, 4), (64, 64, 32, 4), (64, 64, 64, 4), (128, 128, 64, 8)]
+
+
+def attentions():
+    """(name, hk kernel, head size, keys per block): the fast forms of examples/05_attention.py."""
+    ex = load("05_attention")
+    return [("attn_d64", ex.attention, 64, ex.KEY_BLOCK[64]),
+            ("attn_d128", ex.attention_d128_gqa, 128, ex.KEY_BLOCK[128])]
 
 
 def triton_kernels():
@@ -112,7 +119,7 @@ def row(kernel, arch, who, s):
 def static(tmp):
     matmul, attention = triton_kernels()
     gemm = load("04_gemm").gemm
-    attn = load("05_attention").attention
+    attns = attentions()
     print("%-10s %-8s %-7s %8s %6s %6s %7s %8s %s" % ("kernel", "arch", "", "per-mma", "VGPRs", "SGPRs",
                                                      "spills", "LDS", "Triton/hk"))
     mm_sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
@@ -136,18 +143,19 @@ def static(tmp):
         if best:
             print("%-10s %-8s best Triton without spills: %s, %.2f per matrix instruction, %.2fx hk's"
                   % ("gemm", arch, best[1], best[0].per_matrix, best[0].per_matrix / hk_s.per_matrix))
-    for arch in ARCHS:
-        tr_s = figures_of(compile_triton(attention, at_sig, {"D": 64, "BLOCK_M": 16, "BLOCK_N": 16}, arch,
-                                         ["q_ptr", "k_ptr", "v_ptr", "o_ptr"], 1), tmp, "tr_attn.%s.co" % arch)
-        try:
-            built = attn.build(arch, divisors=64)
-            hk_s = figures_of(open(built.path, "rb").read(), tmp, "hk_attn.%s.co" % arch)
-            print(row("attention", arch, "hk", hk_s))
-            ratio = "   %.2f" % (tr_s.per_matrix / hk_s.per_matrix)
-        except HKError as e:  # the gate refuses a spilling build: print why, go on
-            print("%-10s %-8s %-7s refused: %s" % ("attention", arch, "hk", str(e).splitlines()[0][:90]))
-            ratio = ""
-        print(row("attention", arch, "Triton", tr_s) + ratio)
+    for name, kernel, d, kb in attns:
+        for arch in ARCHS:
+            tr_s = figures_of(compile_triton(attention, at_sig, {"D": d, "BLOCK_M": 64, "BLOCK_N": kb}, arch,
+                                             ["q_ptr", "k_ptr", "v_ptr", "o_ptr"], 4), tmp, "tr_attn.%s.co" % arch)
+            try:
+                built = kernel.build(arch, divisors=64)
+                hk_s = figures_of(open(built.path, "rb").read(), tmp, "hk_attn.%s.co" % arch)
+                print(row(name, arch, "hk", hk_s))
+                ratio = "   %.2f" % (tr_s.per_matrix / hk_s.per_matrix)
+            except HKError as e:  # the gate refuses a spilling build: print why, go on
+                print("%-10s %-8s %-7s refused: %s" % (name, arch, "hk", str(e).splitlines()[0][:90]))
+                ratio = ""
+            print(row(name, arch, "Triton", tr_s) + ratio)
 
 
 def k_per_instruction(path, arch):
@@ -183,6 +191,21 @@ def dynamic():
         mma = waves * (64 // 16) * (64 // 16) * 256 // kinst  # per wave: a 64x64 quarter, 256 more K
         print("%-10s %-8s %6.2f  (%d wave-instructions more for %d more matrix instructions)"
               % ("gemm", arch, (counts[1] - counts[0]) / mma, counts[1] - counts[0], mma))
+    print("dynamic: the same for attention (one workgroup of 64 queries, 128 vs 256 keys)")
+    for name, kernel, d, _ in attentions():
+        for arch in ("gfx1100", "gfx950"):
+            built = kernel.build(arch, divisors=64)
+            kinst = k_per_instruction(built.path, arch)
+            counts = []
+            for n in (128, 256):
+                q = torch.randn(1, 64, d, dtype=torch.bfloat16)
+                k, v = (torch.randn(1, n, d, dtype=torch.bfloat16) for _ in range(2))
+                o = torch.empty(1, 64, d, dtype=torch.bfloat16)
+                counts.append(emu_launch.run(built, (1, 1, 1), [q, k, v, o, 1 / math.sqrt(d)]))
+            # Per wave and per 16 keys: Sᵀ (d/16 instructions of K 16) and Oᵀ (d/16 of K 16).
+            mma = 4 * (128 // 16) * 2 * (d // 16) * 16 // kinst
+            print("%-10s %-8s %6.2f  (%d wave-instructions more for %d more matrix instructions)"
+                  % (name, arch, (counts[1] - counts[0]) / mma, counts[1] - counts[0], mma))
 
 
 def main():

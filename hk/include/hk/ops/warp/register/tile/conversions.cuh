@@ -170,13 +170,78 @@ HK_DEV uint32_t to_word(T x) { return bit_cast<uint32_t>(to_compute_as<C>(to_com
 template <class U, class C>
 HK_DEV U from_word(uint32_t w) { return from_compute<U>(bit_cast<C>(w)); }
 
+// A word of the element `x` moves in, and the destination element it becomes. Narrowing to a
+// 16-bit float converts where the element is, before the move: each lane converts only its own
+// elements, where a destination that holds elements twice (gfx11's operands) would convert each
+// of them twice.
+template <class U, class T>
+inline constexpr bool narrow_first = is_16bit<U> && __is_same(T, float);
+
+template <class U, class T>
+HK_DEV uint32_t move_word(T x) {
+  if constexpr (narrow_first<U, T>) return bit_cast<uint16_t>(convert<U>(x));
+  else return to_word<compute_t<U>>(x);
+}
+
+template <class U, class T>
+HK_DEV U moved_element(uint32_t w) {
+  if constexpr (narrow_first<U, T>) return bit_cast<U>(static_cast<uint16_t>(w));
+  else return from_word<U, compute_t<U>>(w);
+}
+
+#if defined(HK_RDNA3)
+// gfx11's fp32 accumulator to a 16-bit operand with the same major dimension (the P of
+// attention as the B of P V): lane group g holds minor indices 2v + g of each 16, the operand
+// all 16 in both groups. Each lane converts its own eight, packs them in pairs, takes its twin's
+// four pairs across the halves of the wave (v_permlanex16), and interleaves the halves with
+// v_perm_b32 (the byte order depends on the group): four exchanges and eight permutes per 16
+// elements, where the general path moves and selects every element.
+template <class D, class A>
+inline constexpr bool acc_to_operand = __is_same(typename A::pattern, arch::acc_pattern) &&
+                                       __is_same(typename D::pattern, arch::opnd_pattern) &&
+                                       A::rows_major == D::rows_major && is_16bit<typename D::dtype> &&
+                                       __is_same(typename A::dtype, float);
+
+template <class D, class A>
+HK_DEV void acc_to_operand_strips(D& d, const A& a) {
+  using U = typename D::dtype;
+  const bool g1 = (laneid() >> 4) != 0;
+  // v_perm_b32(src0 = twin, src1 = own): bytes 0-3 select the own word, 4-7 the twin's.
+  const uint32_t sel_lo = g1 ? 0x01000504u : 0x05040100u, sel_hi = g1 ? 0x03020706u : 0x07060302u;
+  unroll<A::strips>([&](auto s) {
+    unroll<A::minor / 16>([&](auto b) {
+      unroll<4>([&](auto u) {
+        constexpr int e = 8 * decltype(b)::value + 2 * decltype(u)::value;  // own minors 16b + 4u + {0, 2} + g
+        const uint32_t own = static_cast<uint32_t>(bit_cast<uint16_t>(convert<U>(a.data[s][e]))) |
+                             (static_cast<uint32_t>(bit_cast<uint16_t>(convert<U>(a.data[s][e + 1]))) << 16);
+        const uint32_t twin = shfl_xor<16>(own);
+        struct pair { U x[2]; };
+        const pair lo = bit_cast<pair>(__builtin_amdgcn_perm(twin, own, sel_lo));
+        const pair hi = bit_cast<pair>(__builtin_amdgcn_perm(twin, own, sel_hi));
+        constexpr int m = 16 * decltype(b)::value + 4 * decltype(u)::value;
+        d.data[s][m] = lo.x[0];
+        d.data[s][m + 1] = lo.x[1];
+        d.data[s][m + 2] = hi.x[0];
+        d.data[s][m + 3] = hi.x[1];
+      });
+    });
+  });
+}
+#endif
+
 template <class D, class A>
 HK_DEV void relayout(D& d, const A& a) {
+#if defined(HK_RDNA3)
+  if constexpr (acc_to_operand<D, A>) {
+    acc_to_operand_strips(d, a);
+    return;
+  }
+#endif
   using U = typename D::dtype;
-  using C = compute_t<U>;
+  using T = typename A::dtype;
   const int lane = laneid(), la = lane & 15, g = lane >> 4;
   uint32_t src[A::strips][A::slots];
-  unroll<A::strips>([&](auto s) { unroll<A::slots>([&](auto e) { src[s][e] = to_word<C>(a.data[s][e]); }); });
+  unroll<A::strips>([&](auto s) { unroll<A::slots>([&](auto e) { src[s][e] = move_word<U>(a.data[s][e]); }); });
   uint32_t dst[D::strips][D::slots];
   if constexpr (A::rows_major == D::rows_major) {
     unroll<A::strips>([&](auto s) {
@@ -194,7 +259,7 @@ HK_DEV void relayout(D& d, const A& a) {
     });
     unroll<D::strips>([&](auto s) { pull_strip<typename D::pattern, canon_pattern, D::minor>(dst[s], cd[s], la, g); });
   }
-  unroll<D::strips>([&](auto s) { unroll<D::slots>([&](auto e) { d.data[s][e] = from_word<U, C>(dst[s][e]); }); });
+  unroll<D::strips>([&](auto s) { unroll<D::slots>([&](auto e) { d.data[s][e] = moved_element<U, T>(dst[s][e]); }); });
 }
 
 // Vectors: between distributions.
