@@ -114,6 +114,13 @@ H(v_cvt_pk_bf16_f32) {
   LOOP R[l] = f2bf(bf(A[l])) | (uint32_t(f2bf(bf(B[l]))) << 16);
   write32(m, w, in, R);
 }
+// gfx950: two floats to a pair of f16, rounding to nearest even.
+H(v_cvt_pk_f16_f32) {
+  uint32_t A[LANES], B[LANES], R[LANES];
+  f32src(m, w, in, 0, A); f32src(m, w, in, 1, B);
+  LOOP R[l] = f2h(bf(A[l])) | (uint32_t(f2h(bf(B[l]))) << 16);
+  write32(m, w, in, R);
+}
 H(v_pack_b32_f16) {
   uint32_t A[LANES], B[LANES], R[LANES];
   fetch16(m, w, in, 0, A, true); fetch16(m, w, in, 1, B, true);
@@ -337,7 +344,7 @@ void register_valu16(Registry& r) {
   R(v_not_b16) R(v_add_nc_u16) R(v_sub_nc_u16) R(v_mul_lo_u16) R(v_lshlrev_b16) R(v_lshrrev_b16)
   R(v_ashrrev_i16) R(v_max_u16) R(v_min_u16) R(v_max_i16) R(v_min_i16) R(v_and_b16) R(v_or_b16)
   R(v_xor_b16) R(v_cvt_i16_f16) R(v_cvt_u16_f16) R(v_cvt_f16_f32) R(v_cvt_f32_f16) R(v_cvt_f32_bf16)
-  R(v_cvt_pkrtz_f16_f32) R(v_cvt_pk_bf16_f32) R(v_pack_b32_f16) R(v_cvt_pk_u16_u32) R(v_cvt_pk_i16_i32)
+  R(v_cvt_pkrtz_f16_f32) R(v_cvt_pk_bf16_f32) R(v_cvt_pk_f16_f32) R(v_pack_b32_f16) R(v_cvt_pk_u16_u32) R(v_cvt_pk_i16_i32)
   R(v_cvt_f32_fp8) R(v_cvt_f32_bf8) R(v_cvt_pk_f32_fp8) R(v_cvt_pk_f32_bf8) R(v_cvt_pk_fp8_f32)
   R(v_cvt_pk_bf8_f32)
   R(v_pk_add_f16) R(v_pk_mul_f16) R(v_pk_fma_f16) R(v_pk_max_f16) R(v_pk_min_f16) R(v_pk_add_u16)
