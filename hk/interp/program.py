@@ -530,7 +530,6 @@ def location_of(op):
 
 def _located(step, op):
     """`step`, with what goes wrong in it reported at the operation's line as an hk error."""
-    where = []
 
     def run(env, wave):
         try:
@@ -540,7 +539,7 @@ def _located(step, op):
         except Exception as e:  # torch and Python errors from a bad index or value
             raise InterpError("the interpreter cannot run %s in workgroup %s, wave %d: %s: %s"
                               % (op.name, wave.block, wave.warp, type(e).__name__, e),
-                              location=where[0] if where else location_of(op)) from None
+                              location=location_of(op)) from None
     return run
 
 

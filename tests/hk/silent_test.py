@@ -233,6 +233,24 @@ def test_a_non_hk_exception_from_inside_hk_becomes_an_error_at_the_users_line():
     at(e.value, "# the bad fill")
 
 
+def test_the_users_own_python_error_while_tracing_is_an_error_at_its_line():
+    @hk.kernel(grid=(1,))
+    def k(x: hk.Tensor[hk.fp32]):
+        x[0, 0, 0, 0] = hk.zeros(T) + undefined_name  # noqa: F821 - the typo
+
+    with pytest.raises(TraceError, match="this line raised NameError: name 'undefined_name' is not defined") as e:
+        k.trace(arch="gfx1100")
+    at(e.value, "# noqa: F821 - the typo")
+
+    @hk.kernel(grid=(1,))
+    def short(x: hk.Tensor[hk.fp32]):
+        x.store_scalar(0, 0, 0, x.load_scalar(0, 0, 0))  # the short call
+
+    with pytest.raises(TraceError, match=r"this line raised TypeError: .*load_scalar\(\) missing 1 required") as e:
+        short.trace(arch="gfx1100")
+    at(e.value, "# the short call")
+
+
 @hk.kernel(grid=(1,), warps=4)
 def column_reads(a: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
     sa = hk.lds.alloc(hk.ST(hk.bf16, 32, 16))
