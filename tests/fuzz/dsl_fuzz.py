@@ -29,6 +29,12 @@ flags.DEFINE_integer("batch", 40, "valid programs per compile")
 flags.DEFINE_string("out", None, "directory for the programs (default: a new temporary one)")
 
 FAILURES_VALID = ("disagree", "crash")
+# What hk may refuse in a valid program: the register budgets it checks, at trace and at build.
+BUDGETS = ("register tiles live here need", "a spilling kernel is never returned")
+
+
+def _refusal(detail):
+    return "budget" if any(b in detail for b in BUDGETS) else "other"
 FAILURES_INVALID = ("misplaced", "unlocated", "raw", "accepted")
 
 
@@ -44,7 +50,9 @@ def fuzz(count, seed, valid_share, archs, batch, out, report=print):
         for o in harness.run_valid(group, out, archs):
             valid[o.status] += 1
             valid["writing"] += o.written > 0
-            if o.status in FAILURES_VALID:
+            if o.status == "refused":
+                valid["refused " + _refusal(o.detail)] += 1
+            if o.status in FAILURES_VALID or (o.status == "refused" and _refusal(o.detail) == "other"):
                 findings.append("valid %s: %s %s" % (o.status, os.path.join(out, o.program.name + ".py"), o.detail))
         report("  valid %d/%d: %s" % (min(start + batch, n_valid), n_valid, dict(valid)))
     for k, s in enumerate(seeds[n_valid:]):
@@ -67,10 +75,10 @@ def main(argv):
     n_invalid = sum(invalid[s] for s in ("located",) + FAILURES_INVALID)
     mutations_run = len([k for k in invalid if k not in ("located",) + FAILURES_INVALID])
     print("%d programs (seed %d) in %.0f s, kept in %s" % (n_valid + n_invalid, FLAGS.seed, time.time() - start, out))
-    print("  valid:   %d: %d agree on %s (%d of them write an output), %d disagree, %d refused by hk, "
-          "%d need an instruction the emulator lacks, %d crash"
+    print("  valid:   %d: %d agree on %s (%d of them write an output), %d disagree, %d refused by hk "
+          "(%d over a register budget), %d need an instruction the emulator lacks, %d crash"
           % (n_valid, valid["agree"], "+".join(FLAGS.archs), valid["writing"], valid["disagree"],
-             valid["refused"], valid["unsupported"], valid["crash"]))
+             valid["refused"], valid["refused budget"], valid["unsupported"], valid["crash"]))
     print("  invalid: %d from %d mutations: %d hk errors at the bad line, %d elsewhere, %d without a "
           "location, %d non-hk exceptions, %d accepted"
           % (n_invalid, mutations_run, invalid["located"], invalid["misplaced"], invalid["unlocated"],

@@ -48,9 +48,10 @@ def check(results, index, expected):
 
 # Coordinates on both sides of every dimension of a (2, 2, 20, 24) tensor, in tiles of 16 x 16.
 # A tile's first row is r * 16 in 32 bits: INT_MAX tiles start at -16 (outside), INT_MIN at 0.
+# Before the first slice's first row or column an address would lie before the allocation.
 EDGES = [(0, 0, 0, 0), (-1, 0, 0, 0), (2, 0, 0, 0), (0, -1, 0, 0), (0, 2, 0, 0), (1, 1, -1, 0),
          (1, 1, 1, 0), (1, 1, 2, 0), (1, 0, 0, -1), (1, 0, 0, 1), (1, 0, 0, 2), (0, 1, 1, 1),
-         (1, 0, 2 ** 31 - 1, 0), (0, 0, 1, -2 ** 31)]
+         (1, 0, 2 ** 31 - 1, 0), (0, 0, 1, -2 ** 31), (0, 0, -1, 0), (0, 0, 0, -1)]
 
 
 def tile_at(x, coord, rows=16, cols=16):
