@@ -1,23 +1,90 @@
-"""C = A·Bᵀ with LDS staging and the matrix cores (WMMA on RDNA, MFMA on CDNA).
+"""C = A·Bᵀ (and A·B) on the matrix cores (WMMA on RDNA, MFMA on CDNA), in two forms.
 
-A is M x K, B is N x K (both bf16, row-major), C is M x N in fp32. A workgroup of 4 waves owns
-a 64 x 64 tile of C; each wave accumulates 16 x 64 of it. Per step of K the workgroup copies
-A's four 16 x 32 tiles and B's 64 x 32 tile into LDS together, waits at a barrier, and each
-wave reads its operands back into registers in row layout (the 128-bit LDS reads) and runs
-mma_ABt. The wait between the LDS reads and the MMA is derived by the waits pass: nothing
-in the kernel names it.
+A is M x K and B is N x K (or K x N), both row-major 16-bit; C is M x N, accumulated in fp32 and
+written in C's dtype. The fast form is the schedule that reaches the hardware's instruction budget, with
+its knobs as constants:
+
+  - a workgroup of 4 waves owns a BM x BN tile of C, each wave a (BM/2) x (BN/2) quarter;
+  - K advances BK at a time through two LDS buffers: while the waves multiply the tile in one
+    buffer, the next tile's global loads are in flight (hk.lds.issue), and they are written
+    into the other buffer (hk.lds.commit) before the barrier that ends the step;
+  - each step reads its operands from LDS KSTEP columns at a time, in row layout (the 128-bit
+    LDS reads), and runs mma_ABt;
+  - hk.range(..., unroll=2) holds two steps per loop iteration, so the buffer index k % 2 is a
+    constant in each and every LDS address is a register plus an immediate.
+
+Every wait is derived. The tensors' divisors (what a call knows of their alignment) pick the
+loads: 16-byte rows move in one 128-bit load per chunk, and when K is a multiple of BK no column
+is ever tested.
+
+The short form is the same product in a dozen lines: one LDS buffer, the copies and the MMA one
+after the other.
 """
+
+import functools
 
 import torch
 
 import hk
 from common import check, run, timed
 
+
+@functools.lru_cache(maxsize=None)
+def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt"):
+    """The fast kernel for `dtype` operands (bf16 or fp16) and an `out` C: C = A·Bᵀ with B N x K
+    (form "ABt"), or C = A·B with B K x N (form "AB": B's tiles are written into LDS transposed,
+    one 16-bit write per element, and the MMAs are the same; its wave tiles are half as wide, for
+    the registers those writes take)."""
+    if form not in ("ABt", "AB"):
+        raise ValueError("form is 'ABt' or 'AB', not %r" % (form,))
+    name = "gemm" if (dtype, out, form) == (hk.bf16, hk.fp32, "ABt") else "gemm_%s_%s_%s" % (
+        form, dtype.name, out.name)
+    b_major = form == "AB"
+
+    def b_tile(k, bx):
+        return hk.tile_coord(0, 0, k, bx) if b_major else hk.tile_coord(0, 0, bx, k)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM)), warps=4, name=name)
+    def gemm(a: hk.Tensor[dtype], b: hk.Tensor[dtype], c: hk.Tensor[out], *,
+             BM=128, BN=64 if b_major else 128, BK=32, KSTEP=16):
+        bx = hk.arch.block_idx.x
+        by = hk.arch.block_idx.y
+        w = hk.arch.warp_id()
+        wm = w // 2
+        wn = w % 2
+        a_lds = hk.lds.alloc(hk.ST(dtype, BM, BK, 2))
+        b_lds = hk.lds.alloc(hk.ST(dtype, BN, BK, 2))
+        acc = hk.zeros(hk.RT(hk.fp32, BM // 2, BN // 2))
+        steps = hk.cdiv(a.cols, BK)
+        hk.lds.commit(a_lds, 0, hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, 0)))
+        hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(0, bx), transpose=b_major))
+        hk.arch.barrier()
+        for k in hk.range(steps, unroll=2):
+            buf = k % 2
+            # The next step's tiles (zeros past the last), in flight while this step multiplies.
+            a_next = hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k + 1))
+            b_next = hk.lds.issue(b_lds, b, b_tile(k + 1, bx), transpose=b_major)
+            for kk in range(BK // KSTEP):
+                ta = a_lds[buf].subtile(BM // 2, KSTEP, wm, kk).load(hk.RT(dtype, BM // 2, KSTEP))
+                tb = b_lds[buf].subtile(BN // 2, KSTEP, wn, kk).load(hk.RT(dtype, BN // 2, KSTEP))
+                acc = hk.mma_ABt(ta, tb, acc)
+            hk.lds.commit(a_lds, 1 - buf, a_next)
+            hk.lds.commit(b_lds, 1 - buf, b_next)
+            hk.arch.barrier()
+        c[0, 0, by * 2 + wm, bx * 2 + wn] = acc if out == hk.fp32 else acc.to(out)
+
+    return gemm
+
+
+gemm = gemm_kernel()
+gemm_fp16 = gemm_kernel(hk.fp16, hk.fp16)
+gemm_ab = gemm_kernel(hk.bf16, hk.bf16, "AB")
+
 K_STEP = 32
 
 
 @hk.kernel(grid=lambda p: (hk.cdiv(p.c.cols, 64), hk.cdiv(p.c.rows, 64)), warps=4)
-def gemm(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
+def gemm_simple(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
     bx = hk.arch.block_idx.x
     by = hk.arch.block_idx.y
     warp = hk.arch.warp_id()
@@ -37,21 +104,39 @@ def gemm(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
     c[0, 0, by * 4 + warp, bx] = acc
 
 
-SHAPES = [(128, 128, 64), (100, 72, 40)]  # (M, N, K); the second is ragged in all three
+# (M, N, K): whole tiles; ragged in all three; K not a multiple of BK; K shorter than BK.
+SHAPES = [(128, 128, 64), (100, 72, 40), (200, 136, 96), (64, 32, 16)]
 
 
 def checks(device, repeat):
     for m, n, k in SHAPES:
         a = torch.randn(m, k, dtype=torch.bfloat16, device=device)
         b = torch.randn(n, k, dtype=torch.bfloat16, device=device)
-        c = torch.empty(m, n, device=device)
-        gemm(a, b, c)
-        # fp32 accumulation of bf16 products: only the order of the sums differs from torch.
-        check("gemm %dx%dx%d" % (m, n, k), c, a.float() @ b.float().t(), rtol=1e-4, atol=1e-3)
-        if repeat:
-            seconds = timed(lambda: gemm(a, b, c), repeat)
-            print("  %.1f us, %.1f TFLOP/s" % (seconds * 1e6, 2 * m * n * k / seconds / 1e12))
+        ref = a.float() @ b.float().t()
+        for kernel in (gemm, gemm_simple):
+            c = torch.empty(m, n, device=device)
+            kernel(a, b, c)
+            # fp32 accumulation of bf16 products: only the order of the sums differs from torch.
+            check("%s %dx%dx%d" % (kernel.name, m, n, k), c, ref, rtol=1e-4, atol=1e-3)
+            if repeat:
+                seconds = timed(lambda: kernel(a, b, c), repeat)
+                print("  %.1f us, %.1f TFLOP/s" % (seconds * 1e6, 2 * m * n * k / seconds / 1e12))
+    # fp16 in, fp16 out, and a row-strided A (a view of a wider buffer, as vLLM pads weights).
+    m, n, k = 136, 128, 64
+    a = torch.randn(m, k + 64, dtype=torch.float16, device=device)[:, :k]
+    b = torch.randn(n, k, dtype=torch.float16, device=device)
+    c = torch.empty(m, n, dtype=torch.float16, device=device)
+    gemm_fp16(a, b, c)
+    check("%s %dx%dx%d, strided A" % (gemm_fp16.name, m, n, k), c, (a.float() @ b.float().t()).half(),
+          rtol=2e-3, atol=2e-3)
+    # A·B with B stored K x N, ragged in N, and bf16 out.
+    m, n, k = 64, 200, 96
+    a = torch.randn(m, k, dtype=torch.bfloat16, device=device)
+    b = torch.randn(k, n, dtype=torch.bfloat16, device=device)
+    c = torch.empty(m, n, dtype=torch.bfloat16, device=device)
+    gemm_ab(a, b, c)
+    check("%s %dx%dx%d" % (gemm_ab.name, m, n, k), c, (a.float() @ b.float()).to(torch.bfloat16))
 
 
 if __name__ == "__main__":
-    run([(gemm, {})], checks)
+    run([(gemm, {}), (gemm_fp16, {}), (gemm_ab, {}), (gemm_simple, {})], checks)

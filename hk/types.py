@@ -81,15 +81,36 @@ class Tensor(metaclass=_TensorAnnotation):
     """
 
 
+# Divisors a kernel is specialized for (see divisor_of): powers of two up to this.
+MAX_DIVISOR = 64
+
+
 @dataclasses.dataclass(frozen=True)
 class TensorType:
+    """A tensor parameter; `divisor` is what its specialization knows of it (see divisor_of)."""
+
     dtype: DType
+    divisor: int = 1
 
     def mlir(self):
-        return "!hk.gl<%s>" % self.dtype.mlir
+        if self.divisor == 1:
+            return "!hk.gl<%s>" % self.dtype.mlir
+        return "!hk.gl<%s, div %d>" % (self.dtype.mlir, self.divisor)
 
     def __repr__(self):
         return "hk.Tensor[%r]" % (self.dtype,)
+
+
+def divisor_of(shape, strides, data_ptr, element_size):
+    """The largest power of two, up to MAX_DIVISOR, that divides a tensor's columns and every
+    stride of its 4-D view and aligns its data (in elements): what a kernel specialized for the
+    tensor may assume."""
+    shape4, strides4 = view4d(shape), view4d_strides(strides)
+    d = MAX_DIVISOR
+    values = [shape4[3]] + [st for st, n in zip(strides4[:3], shape4[:3]) if n > 1]
+    while d > 1 and (any(v % d for v in values) or data_ptr % (d * element_size)):
+        d //= 2
+    return d
 
 
 @dataclasses.dataclass(frozen=True)
@@ -175,6 +196,20 @@ class SV:
         return "!hk.sv<%s, %d, %d>" % (self.dtype.mlir, self.length, self.buffers)
 
 
+@dataclasses.dataclass(frozen=True)
+class Staged:
+    """The type of a workgroup copy in flight (hk.lds.issue): a rows x cols tile of dtype held
+    by every thread of the workgroup, on its way to a shared tile of the same shape."""
+
+    dtype: DType
+    rows: int
+    cols: int
+    transposed: bool = False  # for a shared tile of the transposed shape (hk.lds.issue(transpose=True))
+
+    def mlir(self):
+        return "!hk.staged<%s, %dx%d>" % (self.dtype.mlir, self.rows, self.cols)
+
+
 def view4d(shape):
     """The (batch, depth, rows, cols) a tensor of 1 to 4 dimensions is seen as.
 
@@ -193,6 +228,14 @@ def view4d(shape):
     raise ValueError("a tensor argument must have 1 to 4 dimensions, not %d" % len(shape))
 
 
+def view4d_strides(strides):
+    """The (batch, depth, row) strides, and the unit column stride, of the view view4d gives."""
+    strides = tuple(int(x) for x in strides)
+    if len(strides) == 3:  # [batch, rows, cols] -> (batch, 1, rows, cols)
+        return (strides[0], 0, strides[1], strides[2])
+    return (0,) * (4 - len(strides)) + strides
+
+
 def parse_mlir_type(text):
     """The hk type spec of an MLIR type string (for the interpreter and reports)."""
     import re
@@ -209,7 +252,10 @@ def parse_mlir_type(text):
     m = re.match(r"!hk\.sv<(\w+), (\d+), (\d+)>", text)
     if m:
         return SV(from_mlir(m.group(1)), int(m.group(2)), int(m.group(3)))
-    m = re.match(r"!hk\.gl<(\w+)>", text)
+    m = re.match(r"!hk\.gl<(\w+)(?:, div (\d+))?>", text)
     if m:
-        return TensorType(from_mlir(m.group(1)))
+        return TensorType(from_mlir(m.group(1)), int(m.group(2) or 1))
+    m = re.match(r"!hk\.staged<(\w+), (\d+)x(\d+)>", text)
+    if m:
+        return Staged(from_mlir(m.group(1)), int(m.group(2)), int(m.group(3)))
     return None

@@ -7,6 +7,7 @@
         src = "rmsnorm.py",          # defines an @hk.kernel
         kernel = "rmsnorm",          # its name in that file
         constexprs = {"D": "1024"},
+        divisors = {"x": "64"},      # the specialization for 128-byte aligned rows
     )
 
     hk_gate_test(name = "rmsnorm_gate", kernel = ":rmsnorm")
@@ -31,6 +32,8 @@ def _hk_kernel_impl(ctx):
     args.add("--arch", arch)
     for k, v in sorted(ctx.attr.constexprs.items()):
         args.add("--constexpr", "%s=%s" % (k, v))
+    for k, v in sorted(ctx.attr.divisors.items()):
+        args.add("--divisor", "%s=%s" % (k, v))
     args.add("--mlir_out", mlir)
     args.add("--cpp_out", cpp)
     ctx.actions.run(
@@ -57,6 +60,8 @@ _ATTRS.update({
     "src": attr.label(allow_single_file = [".py"], mandatory = True, doc = "The Python file defining the kernel."),
     "kernel": attr.string(doc = "The kernel's name in `src`; default: the target's name."),
     "constexprs": attr.string_dict(doc = "Compile-time constants, NAME -> Python literal."),
+    "divisors": attr.string_dict(doc = "What is known of tensor parameters, NAME -> divisor " +
+                                       "(see hk.types.divisor_of); default 1."),
     "deps": attr.label_list(allow_files = [".py"], doc = "Python files `src` imports."),
     "arch": attr.string(doc = "The architecture; empty means the one --config=<arch> selects."),
     "basename": attr.string(doc = "Outputs are <basename>.<arch>.*; default: the target's name."),

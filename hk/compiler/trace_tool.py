@@ -1,7 +1,7 @@
 """Traces one DSL kernel to its hk MLIR (after the passes) and its C++, for the Bazel rules.
 
     python -m hk.compiler.trace_tool --src=kernels/add.py --kernel=add --arch=gfx1100 \\
-        --constexpr=BLOCK=64 --mlir_out=add.mlir --cpp_out=add.cpp
+        --constexpr=BLOCK=64 --divisor=a=64 --mlir_out=add.mlir --cpp_out=add.cpp
 
 The same trace and translation Kernel.trace() and Kernel.source() run; errors print the
 user's file:line and exit 1.
@@ -19,6 +19,8 @@ flags.DEFINE_string("src", None, "the Python file that defines the kernel", requ
 flags.DEFINE_string("kernel", None, "the name of the @hk.kernel in it", required=True)
 flags.DEFINE_string("arch", None, "target architecture", required=True)
 flags.DEFINE_multi_string("constexpr", [], "a compile-time constant NAME=VALUE (a Python literal)")
+flags.DEFINE_multi_string("divisor", [], "what is known of a tensor parameter, NAME=D (see "
+                          "hk.types.divisor_of); unnamed tensors get 1")
 flags.DEFINE_string("mlir_out", None, "where to write the hk module after the passes")
 flags.DEFINE_string("cpp_out", None, "where to write the C++")
 
@@ -59,7 +61,8 @@ def main(argv):
 
     try:
         kernel = load_kernel(FLAGS.src, FLAGS.kernel)
-        traced = kernel.trace(FLAGS.arch, **parse_constants(FLAGS.constexpr))
+        divisors = {k: int(v) for k, v in parse_constants(FLAGS.divisor).items()}
+        traced = kernel.trace(FLAGS.arch, divisors=divisors, **parse_constants(FLAGS.constexpr))
         if FLAGS.mlir_out:
             with open(FLAGS.mlir_out, "w") as f:
                 f.write(traced.dump())

@@ -9,7 +9,7 @@ import builtins
 
 from hk.dsl import builder as _b
 from hk.dsl.values import (DEVICE_LOOP_LOCAL, DEVICE_LOOP_VARIABLE, NO_ITERATION, UNDEFINED, Scalar,
-                           Value, _as_index, _Register, _Undefined, scalar, wrap)
+                           Value, _as_index, _Register, _Typed, _Undefined, scalar, wrap)
 from hk.errors import Location, TraceError
 
 
@@ -17,12 +17,18 @@ class range:  # noqa: A001 - hk.range mirrors Python's range
     """`for i in hk.range(start, stop, step, unroll=False)`: a device loop (scf.for), counting
     up from start while i < stop; the step must be positive.
 
-    With unroll=True and Python-int bounds the loop unrolls at trace time instead.
+    With unroll=True and Python-int bounds the loop unrolls at trace time instead. With
+    unroll=N (an int of at least 2) it stays a device loop whose body the compiled kernel holds N
+    times per iteration (the iterations left over run after it): in each copy `i % N` is a known
+    constant, so an LDS buffer index like `i % 2` costs nothing.
     """
 
     def __init__(self, start, stop=None, step=1, *, unroll=False):
         if stop is None:
             start, stop = 0, start
+        if not (unroll is True or unroll is False or (type(unroll) is int and unroll >= 1)):
+            raise TraceError("hk.range's unroll is True, False or a copy count of at least 1, not %r"
+                             % (unroll,))
         self.start, self.stop, self.step, self.unroll = start, stop, step, unroll
 
     def __iter__(self):
@@ -36,7 +42,7 @@ def _loc(where):
 
 def _device(value, name, where):
     """A carried value as a device value; Python numbers become constants."""
-    if isinstance(value, (_Register, Scalar)):
+    if isinstance(value, (_Typed, Scalar)):
         return value
     if isinstance(value, _Undefined):
         value.fail()
@@ -102,13 +108,13 @@ def _check_shapes(names, before, after, where, what):
 
 
 def _rewrap(v, like):
-    if isinstance(like, _Register):
+    if isinstance(like, _Typed):
         return wrap(v, like.spec)
     return Scalar(v)
 
 
 def _check_same(name, before, after, where, what):
-    if type(before) is not type(after) or (isinstance(before, _Register) and before.spec != after.spec) \
+    if type(before) is not type(after) or (isinstance(before, _Typed) and before.spec != after.spec) \
             or (isinstance(before, Scalar) and before.type_text != after.type_text):
         raise TraceError("%r changes type in the %s: %s before, %s after"
                          % (name, what, _describe(before), _describe(after)), location=Location(*where),
@@ -116,7 +122,7 @@ def _check_same(name, before, after, where, what):
 
 
 def _describe(v):
-    if isinstance(v, _Register):
+    if isinstance(v, _Typed):
         from hk.dsl.values import describe
 
         return describe(v.spec)
@@ -130,7 +136,7 @@ def for_loop(iterable, body, init, names, where, prior=NO_ITERATION, nlocal=0):
     its body, then the loop variable's last value. After a loop that ran no iteration the
     variable keeps `prior`; after a device loop neither it nor the body's own names have one."""
     n = len(init)
-    if isinstance(iterable, range) and not (iterable.unroll and all(
+    if isinstance(iterable, range) and not (iterable.unroll is True and all(
             isinstance(x, int) for x in (iterable.start, iterable.stop, iterable.step))):
         carried = _scf_for(iterable, lambda *a: tuple(body(*a))[:n], init, names, where)
         return carried + (DEVICE_LOOP_LOCAL,) * nlocal + (DEVICE_LOOP_VARIABLE,)
@@ -156,6 +162,9 @@ def _scf_for(r, body, init, names, where):
     carried = [v for v, _ in leaves]
     with _loc(where):
         loop = scf.ForOp(start.v, stop.v, step.v, [c.v for c in carried])
+    if type(r.unroll) is int and r.unroll > 1:
+        loop.operation.attributes["hk.unroll"] = b.ir.IntegerAttr.get(
+            b.ir.IntegerType.get_signless(64, b.context), r.unroll)
     block = loop.body
     with b.insert_into(block):
         args = [_rewrap(a, c) for a, c in zip(block.arguments[1:], carried)]

@@ -10,7 +10,10 @@
     add(a, b, out)          # traces, verifies, translates, compiles once, launches
 
 Positional parameters are tensors (hk.Tensor[dtype]) or scalars (int, float, hk.i32, hk.fp32);
-keyword-only parameters are compile-time constants, part of each specialization's key.
+keyword-only parameters are compile-time constants, part of each specialization's key. So is
+what is known of each tensor's layout, its divisor (hk.types.divisor_of): a call specializes on
+the tensors it is given; trace(), source() and build() take `divisors=` (an int for every
+tensor, or {name: int}; default 1, nothing known).
 """
 
 import dataclasses
@@ -80,7 +83,7 @@ class TracedKernel:
     name: str
     arch: str
     constants: dict
-    params: list
+    params: list  # with each tensor's TensorType carrying this specialization's divisor
     warps: int
     module: object  # hk._mlir.ir.Module, after the passes
     warnings: list
@@ -150,15 +153,40 @@ class Kernel:
         facts.target(arch)  # TargetError for an unknown architecture
         return arch
 
-    def trace(self, arch=None, **constants):
+    def _divisors(self, divisors):
+        """Each tensor parameter's divisor, in parameter order."""
+        tensors = [p.name for p in self.params if isinstance(p.kind, types.TensorType)]
+        if divisors is None:
+            divisors = {}
+        elif isinstance(divisors, int) and not isinstance(divisors, bool):
+            divisors = {name: divisors for name in tensors}
+        if not isinstance(divisors, dict):
+            raise TraceError("kernel %s: divisors= is an int or {tensor name: int}, not %r"
+                             % (self.name, divisors))
+        unknown = set(divisors) - set(tensors)
+        if unknown:
+            raise TraceError("kernel %s has no tensor parameter(s) %s; its tensors are %s"
+                             % (self.name, ", ".join(sorted(unknown)), ", ".join(tensors) or "none"))
+        for name, d in divisors.items():
+            if type(d) is not int or d < 1 or d & (d - 1) or d > types.MAX_DIVISOR:
+                raise TraceError("kernel %s: the divisor of %s must be a power of two from 1 to %d, "
+                                 "not %r" % (self.name, name, types.MAX_DIVISOR, d))
+        return tuple(divisors.get(name, 1) for name in tensors)
+
+    def _key(self, arch, constants, divisors):
+        return (arch, tuple(sorted((k, constant_key(k, v, self.name)) for k, v in constants.items())),
+                divisors)
+
+    def trace(self, arch=None, *, divisors=None, **constants):
         """Traces the kernel for `arch` and runs the passes; a TracedKernel."""
         arch = self._arch(arch)
         constants = self._constants(constants)
-        key = (arch, self._key(constants))
+        divisors = self._divisors(divisors)
+        key = self._key(arch, constants, divisors)
         traced = self._traces.get(key)
         if traced is None:
             try:
-                traced = self._trace(arch, constants)
+                traced = self._trace(arch, constants, divisors)
             except errors.HKError:
                 raise
             except Exception as e:
@@ -168,19 +196,17 @@ class Kernel:
                 errors.warn(w["message"], location=diagnostics.location_of(w))
         return traced
 
-    def _key(self, constants):
-        return tuple(sorted((k, constant_key(k, v, self.name)) for k, v in constants.items()))
-
-    def source(self, arch=None, **constants):
+    def source(self, arch=None, *, divisors=None, **constants):
         """The C++ the kernel translates to."""
-        return self.trace(arch, **constants).cpp
+        return self.trace(arch, divisors=divisors, **constants).cpp
 
-    def build(self, arch=None, **constants):
+    def build(self, arch=None, *, divisors=None, **constants):
         """Compiles the kernel and runs the resource gate; a Build (needs the compiler, no GPU)."""
         from hk.runtime import build as build_lib
 
-        traced = self.trace(arch, **constants)
-        key = (traced.arch, self._key(traced.constants))
+        traced = self.trace(arch, divisors=divisors, **constants)
+        key = self._key(traced.arch, traced.constants, tuple(
+            p.kind.divisor for p in traced.params if isinstance(p.kind, types.TensorType)))
         built = self._builds.get(key)
         if built is None:
             built = build_lib.build(traced, max_vgprs=self.max_vgprs, min_occupancy=self.min_occupancy)
@@ -189,7 +215,7 @@ class Kernel:
 
     # Tracing -------------------------------------------------------------------------------------
 
-    def _trace(self, arch, constants):
+    def _trace(self, arch, constants, divisors):
         from hk._mlir import ir
         from hk._mlir.dialects import arith, func, scf
         from hk._mlir.dialects import hk as hkd
@@ -197,6 +223,9 @@ class Kernel:
 
         if self._body is None:
             self._body = rewrite.rewrite(self.fn)
+        it = iter(divisors)
+        params = [Param(p.name, types.TensorType(p.kind.dtype, next(it)))
+                  if isinstance(p.kind, types.TensorType) else p for p in self.params]
         dialects = pytypes.SimpleNamespace(hk=hkd, arith=arith, func=func, scf=scf)
         b = _b.Builder(ir, dialects)
         with _b.active(b):
@@ -205,7 +234,7 @@ class Kernel:
                 b.module = ir.Module.create()
                 b.module.operation.attributes["hk.arch"] = ir.StringAttr.get(arch)
                 arg_types = [b.type(p.kind.mlir() if isinstance(p.kind, types.TensorType) else p.kind.mlir)
-                             for p in self.params]
+                             for p in params]
                 with ir.InsertionPoint(b.module.body):
                     kernel = func.FuncOp(self.name, ir.FunctionType.get(arg_types, []))
                 kernel.attributes["hk.kernel"] = ir.UnitAttr.get()
@@ -216,7 +245,7 @@ class Kernel:
                                                                            self.max_vgprs)
                 entry = kernel.add_entry_block()
             args = []
-            for p, v in zip(self.params, entry.arguments):
+            for p, v in zip(params, entry.arguments):
                 if isinstance(p.kind, types.TensorType):
                     args.append(Global(v, p.kind.dtype, p.name))
                 else:
@@ -232,7 +261,7 @@ class Kernel:
                     func.ReturnOp([])
             pipeline.verify(b.module)
             warnings = pipeline.run(b.module, arch)
-        return TracedKernel(self.name, arch, constants, self.params, self.warps, b.module, warnings)
+        return TracedKernel(self.name, arch, constants, params, self.warps, b.module, warnings)
 
     # Launch --------------------------------------------------------------------------------------
 

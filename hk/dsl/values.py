@@ -343,8 +343,8 @@ class TileRef:
 _BINARY = {"add": "add", "sub": "sub", "mul": "mul", "div": "div", "max": "max", "min": "min"}
 
 
-class _Register(Value):
-    """What tiles and vectors share: elementwise arithmetic."""
+class _Typed(Value):
+    """A value whose hk type (`spec`) is one of hk.types' register types."""
 
     __slots__ = ("spec",)
 
@@ -355,6 +355,12 @@ class _Register(Value):
     @property
     def dtype(self):
         return self.spec.dtype
+
+
+class _Register(_Typed):
+    """What tiles and vectors share: elementwise arithmetic."""
+
+    __slots__ = ()
 
     def _other(self, other):
         check_defined(other)
@@ -458,6 +464,12 @@ class Vector(_Register):
     __slots__ = ()
 
 
+class StagedTile(_Typed):
+    """A workgroup copy in flight (hk.lds.issue): registers that hk.lds.commit writes into LDS."""
+
+    __slots__ = ()
+
+
 class Shared(Value):
     """A shared (LDS) tile or vector; `s[buffer]` is one of its buffers."""
 
@@ -549,6 +561,8 @@ def _shape(spec):
 
 
 def describe(spec):
+    if isinstance(spec, types.Staged):
+        return "a staged %dx%d %r tile" % (spec.rows, spec.cols, spec.dtype)
     if isinstance(spec, types.RT):
         return "hk.RT(%r, %d, %d, %r)" % (spec.dtype, spec.rows, spec.cols, spec.layout)
     if isinstance(spec, types.RV):
@@ -563,6 +577,8 @@ def wrap(v, spec):
         return Vector(v, spec)
     if isinstance(spec, (types.ST, types.SV)):
         return Shared(v, spec)
+    if isinstance(spec, types.Staged):
+        return StagedTile(v, spec)
     raise AssertionError(spec)
 
 

@@ -21,8 +21,9 @@ launch(code_object, kernel_name, grid, block, args, arch=None, hazards=True,
                 ByValue(pack) for a by-value struct that holds pointers (pack(alloc) returns its
                 bytes, alloc(array) places an array in device memory and returns its address)
   arch          when given, the code object must be for this architecture
-  hazards       model the wait counters: using a register whose load is still outstanding, or
-                reaching a barrier with LDS writes outstanding, raises HazardError
+  hazards       model the wait counters of the target: using a register whose load is still
+                outstanding, reaching a barrier with LDS stores outstanding, or touching LDS
+                bytes a global->LDS copy (of any wave) still writes raises HazardError
   random_order_seed  complete memory operations (and interleave waves) in a random legal order
                 drawn from this seed, to surface races a fixed order hides; implies hazards
   shared_mem    dynamic LDS bytes, added to the kernel's static LDS
@@ -45,8 +46,10 @@ f32 arithmetic.
 What is not: the rest of the MODE register (f16/f64 denormals are always kept, rounding is
 always to nearest even, s_setreg/s_denorm_mode changes are ignored), synchronisation between workgroups (they run one after another), hostcall/printf,
 image and sample instructions, multi-block and scaled MFMA and the cbsz/abid/blgp broadcasts,
-dynamic VGPR indexing (v_movrel*, s_set_gpr_idx), gfx950 transposing LDS loads. Any instruction
-the core lacks raises EmuError when (and only when) it is executed.
+dynamic VGPR indexing (v_movrel*, s_set_gpr_idx), the 4-, 6- and 8-bit transposing LDS loads of
+gfx950 (the 16-bit ds_read_b64_tr_b16 is modelled). An instruction the core lacks, whose operands
+it cannot read, or that llvm-objdump cannot decode raises EmuError naming it and its address when
+(and only when) it is executed.
 
 Errors: CodeObjectError (not a loadable code object, unknown kernel), EmuError (an instruction
 the emulator lacks, a bad launch), MemoryFault, HazardError; all are hk.errors.HKError.
@@ -71,4 +74,11 @@ def kernels(code_object):
     return sorted(_runner.load(code_object)[0].kernels)
 
 
-__all__ = ["launch", "kernels", "ByValue", "CodeObjectError", "EmuError", "HazardError", "MemoryFault"]
+def unsupported(code_object):
+    """[(pc, text, why)] of the instructions in a code object the emulator cannot run (each would
+    raise EmuError if executed): empty when it runs all of them."""
+    from hk.emu import runner as _runner
+    return _runner.unsupported(code_object)
+
+
+__all__ = ["launch", "kernels", "unsupported", "ByValue", "CodeObjectError", "EmuError", "HazardError", "MemoryFault"]

@@ -1,7 +1,9 @@
 """From llvm-objdump's text to the core's instruction rows: one row of integers per instruction
 (the layout is _native.INST_FIELDS), decoded once per code object.
 
-An instruction the core does not implement decodes to `__unknown`; it raises only if executed.
+An instruction the core does not implement decodes to `__unknown` with a note saying why (a
+mnemonic the core lacks, operands it cannot read, a word llvm-objdump could not decode); it
+raises, naming the instruction and its address, only if executed.
 """
 
 import re
@@ -61,6 +63,8 @@ def split_top(text, sep):
 
 
 def _is_modifier(tok):
+    if ops.is_register(tok):             # a16 is an AGPR operand here, not the image modifier
+        return False
     return tok in BARE_MODS or re.match(r"^[a-z_0-9]+:", tok) is not None or \
         re.match(r"^(vmcnt|expcnt|lgkmcnt|vscnt)\(", tok) is not None
 
@@ -115,6 +119,7 @@ class Decoded:
                   "row_mask": 15, "bank_mask": 15, "sdwa_dst_sel": 6, "sdwa_src0_sel": 6,
                   "sdwa_src1_sel": 6, "aux0": -1, "aux1": -1, "aux2": -1, "aux3": -1}
         self.dst, self.src = [], []
+        self.note = ""
 
     def row(self):
         r = [0] * len(FIELDS)
@@ -161,7 +166,7 @@ def _apply_modifier(d, tok, family):
             f["opsel"] = _bits_list(val)
         elif key == "op_sel_hi":
             f["opsel_hi"] = _bits_list(val)
-        elif key == "neg_lo":
+        elif key in ("neg_lo", "neg"):                     # neg: the MFMA f64 spelling
             f["neg_lo"] = _bits_list(val)
         elif key == "neg_hi":
             f["neg_hi"] = _bits_list(val)
@@ -209,7 +214,7 @@ def _apply_modifier(d, tok, family):
         elif key == "th":
             if "RETURN" in val:
                 f["flags"] |= F_GLC
-        elif key in ("scope", "format", "byte_sel", "index_key", "neg", "matrix_a_fmt", "matrix_b_fmt"):
+        elif key in ("scope", "format", "byte_sel", "index_key", "matrix_a_fmt", "matrix_b_fmt"):
             if key in ("index_key", "matrix_a_fmt", "matrix_b_fmt", "byte_sel"):
                 raise OperandError("unsupported modifier " + tok)
         else:
@@ -314,16 +319,29 @@ def decode_one(pc, size, mnemonic, rest, family, is_gfx9):
     if len(d.dst) > 2 or len(d.src) > 4:
         raise OperandError("too many operands")
     d.f["op"] = OPS.get(name, UNKNOWN)
+    if d.f["op"] == UNKNOWN:
+        d.note = "the emulator does not implement %s" % raw
+    return d
+
+
+def _undecodable(line, note):
+    d = Decoded()
+    d.f["pc"], d.f["size"] = line.address, line.size
+    d.note = note
     return d
 
 
 def decode(lines, family, is_gfx9, text_range):
-    """A _native.Program for the disassembled lines of one code object."""
-    rows, texts, index_of_pc, branch_rows = [], [], {}, []
+    """(_native.Program, {pc: instruction index}, [(pc, text, why)] of the instructions that
+    decoded to __unknown) for the disassembled lines of one code object."""
+    rows, texts, notes, index_of_pc, branch_rows = [], [], [], {}, []
     for line in lines:
         halves = line.text.split(" :: ")
         try:
-            if len(halves) == 2:
+            if line.mnemonic.startswith("."):
+                decoded = [_undecodable(line, "llvm-objdump cannot decode this word as an instruction of the "
+                                              "code object's target (data, or another target's encoding)")]
+            elif len(halves) == 2:
                 parts = []
                 for h in halves:
                     mn, _, rest = h.strip().partition(" ")
@@ -338,16 +356,15 @@ def decode(lines, family, is_gfx9, text_range):
                 decoded = parts
             else:
                 decoded = [decode_one(line.address, line.size, line.mnemonic, line.operands, family, is_gfx9)]
-        except (OperandError, KeyError, ValueError, IndexError):
-            d = Decoded()
-            d.f["pc"], d.f["size"] = line.address, line.size
-            decoded = [d]
+        except (OperandError, KeyError, ValueError, IndexError) as e:
+            decoded = [_undecodable(line, "the emulator cannot read the operands of %s: %s" % (line.mnemonic, e))]
         index_of_pc[line.address] = len(rows)
         for d in decoded:
             if d.f["op"] in BRANCH_OPS:
                 branch_rows.append((len(rows), d.f["aux0"]))
             rows.append(d.row())
             texts.append(line.text)
+            notes.append(d.note)
     arr = np.array(rows, dtype=np.int64).reshape(len(rows), len(FIELDS))
     for i, target in branch_rows:
         arr[i, FIELDS["target"]] = index_of_pc.get(target, -1)
@@ -356,7 +373,8 @@ def decode(lines, family, is_gfx9, text_range):
     for pc, idx in index_of_pc.items():
         if base <= pc < base + size:
             pc_index[(pc - base) // 4] = idx
-    return _native.Program(arr, texts, base, base + size, pc_index), index_of_pc
+    unknown = [(r[FIELDS["pc"]], t, n) for r, t, n in zip(rows, texts, notes) if n]
+    return _native.Program(arr, texts, notes, base, base + size, pc_index), index_of_pc, unknown
 
 
 BRANCH_OPS = {OPS[n] for n in BRANCHES}

@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 
 from hk.emu.errors import CodeObjectError, EmuError
+from hk.runtime import objdump
 
 _LINE = re.compile(r"^\s+(\S.*?)\s*//\s*([0-9A-Fa-f]+):((?:\s+[0-9A-Fa-f]{8})+)")
 
@@ -38,7 +39,7 @@ def disassemble(code_object_bytes, arch):
     with tempfile.NamedTemporaryFile(suffix=".co") as f:
         f.write(code_object_bytes)
         f.flush()
-        cmd = [objdump_path(), "-d", "--mcpu=" + arch, f.name]
+        cmd = [objdump_path(), "-d", "--mcpu=" + arch] + objdump.features(arch) + [f.name]
         try:
             out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                  universal_newlines=True)

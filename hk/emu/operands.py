@@ -74,6 +74,11 @@ def parse_int(text):
     return -v if neg else v
 
 
+def is_register(text):
+    """Whether the text names a register (range), such as a16 or v[4:7]."""
+    return _REG.match(text.strip()) is not None
+
+
 def parse(text):
     """One operand: a register (range), a special register, or a constant, with modifiers."""
     t = text.strip()

@@ -12,6 +12,7 @@ from hk.emu.args import ByValue
 from hk.emu.errors import CodeObjectError, EmuError, HazardError, MemoryFault
 
 _CACHE = {}       # sha256 of a code object -> (CodeObject, Program, pc -> index)
+_UNKNOWN = {}     # sha256 -> [(pc, text, why)] of what decoded to __unknown
 
 
 def load(code_object):
@@ -30,11 +31,19 @@ def load(code_object):
         lines = disasm.disassemble(data, co.arch)
         family = _native.FAMILIES[info["family"]]
         try:
-            program, index_of_pc = decode.decode(lines, family, info["family"].startswith("cdna"), co.text)
+            program, index_of_pc, unknown = decode.decode(lines, family, info["family"].startswith("cdna"), co.text)
         except ValueError as e:
             raise CodeObjectError("cannot decode the code object: %s" % e) from None
         _CACHE[key] = (co, program, index_of_pc)
+        _UNKNOWN[key] = unknown
     return _CACHE[key]
+
+
+def unsupported(code_object):
+    """[(pc, text, why)] of the instructions of a code object the emulator cannot run."""
+    load(code_object)
+    data = code_object if isinstance(code_object, (bytes, bytearray, memoryview)) else open(code_object, "rb").read()
+    return list(_UNKNOWN[hashlib.sha256(bytes(data)).hexdigest()])
 
 
 def _as_array(value):

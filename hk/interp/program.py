@@ -403,6 +403,18 @@ class Program:
             shared[b].copy_(env[g].load_tile(env[c], rows, cols, types.from_torch(shared.dtype)))
         return step
 
+    def _hk_copy_issue(self, op, ins, outs, attrs):
+        spec = self._spec(op.results[0])
+        return self._simple(outs, ins, lambda g, c: g.load_tile(c, spec.rows, spec.cols, spec.dtype))
+
+    def _hk_copy_commit(self, op, ins, outs, attrs):
+        v, s, buf = ins
+        transpose = "transpose" in attrs
+
+        def step(env, wave):
+            env[s][env[buf]].copy_(env[v].t() if transpose else env[v])
+        return step
+
     def _hk_copy_from_lds(self, op, ins, outs, attrs):
         s, buf, g, c = ins
 

@@ -11,7 +11,6 @@ included. Prints one line per finding and exits 1 if there is any.
 """
 
 import os
-import shutil
 import sys
 import tempfile
 
@@ -21,23 +20,32 @@ from hk.errors import HKError
 from hk.runtime import gate, metadata, waitcheck
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("objdump", None, "llvm-objdump to disassemble with (default: HK_LLVM_BIN or PATH)")
-flags.DEFINE_integer("warps", 1, "waves per workgroup, for the occupancy figure")
-flags.DEFINE_integer("max_vgprs", None, "refuse kernels with more VGPRs")
-flags.DEFINE_integer("min_occupancy", None, "refuse kernels with fewer waves per SIMD")
+
+
+def define_flags():
+    """The command line's flags (defined by main only: importing this module defines none)."""
+    flags.DEFINE_string("objdump", None, "llvm-objdump to disassemble with (default: HK_LLVM_BIN or PATH)")
+    flags.DEFINE_integer("warps", 1, "waves per workgroup, for the occupancy figure")
+    flags.DEFINE_integer("max_vgprs", None, "refuse kernels with more VGPRs")
+    flags.DEFINE_integer("min_occupancy", None, "refuse kernels with fewer waves per SIMD")
 
 
 def find_objdump(explicit=None):
+    """The llvm-objdump to disassemble with: `explicit`, HK_LLVM_BIN's, or the toolchain's (the
+    hermetic one, or an installed ROCm's). Never whatever is first on PATH: an older LLVM does not
+    know the newer targets' instructions (and some versions crash on them)."""
+    from hk.runtime import toolchain
+
     if explicit:
         return os.path.abspath(explicit)
     bindir = os.environ.get("HK_LLVM_BIN")
     if bindir and os.path.exists(os.path.join(bindir, "llvm-objdump")):
         return os.path.join(bindir, "llvm-objdump")
-    for name in ("llvm-objdump", "llvm-objdump-22"):
-        found = shutil.which(name)
-        if found:
-            return found
-    raise HKError("llvm-objdump not found", hint="pass --objdump or set HK_LLVM_BIN")
+    try:
+        return toolchain.find().tool("llvm-objdump")
+    except HKError as e:
+        raise HKError("no llvm-objdump of the toolchain: %s" % e.message,
+                      hint="pass --objdump, set HK_LLVM_BIN, or point HK_ROCM_PATH at a ROCm") from None
 
 
 def check_file(path, objdump, warps=1, max_vgprs=None, min_occupancy=None):
@@ -57,8 +65,10 @@ def check_file(path, objdump, warps=1, max_vgprs=None, min_occupancy=None):
             one = os.path.join(tmp, "object%d.co" % i)
             with open(one, "wb") as f:
                 f.write(obj)
-            for kernel, instructions in waitcheck.disassemble(objdump, one).items():
-                for finding in waitcheck.check_kernel(kernel, instructions):
+            metas = metadata.read(obj)
+            arch = metas[0].arch if metas else None          # the counter rules are the target's
+            for kernel, instructions in waitcheck.disassemble(objdump, one, arch).items():
+                for finding in waitcheck.check_kernel(kernel, instructions, arch):
                     lines.append("%s: wait gate: %s" % (path, finding))
     return lines
 
@@ -82,4 +92,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    define_flags()
     app.run(main)

@@ -28,9 +28,7 @@ def global_view(tensor):
     from hk.emu import ByValue
 
     shape = types.view4d(tensor.shape)
-    strides4 = (0,) * (4 - tensor.dim()) + tuple(tensor.stride())
-    if tensor.dim() == 3:  # [batch, rows, cols] -> (batch, 1, rows, cols)
-        strides4 = (tensor.stride(0), 0, tensor.stride(1), tensor.stride(2))
+    strides4 = types.view4d_strides(tensor.stride())
     span = _span(tensor)
 
     def pack(alloc):

@@ -69,9 +69,7 @@ def pack_arguments(meta, params, args):
         offset, width = desc[".offset"], desc[".size"]
         if isinstance(p.kind, types.TensorType):
             shape = types.view4d(value.shape)
-            strides = (0,) * (4 - value.dim()) + tuple(value.stride())
-            if value.dim() == 3:
-                strides = (value.stride(0), 0, value.stride(1), value.stride(2))
+            strides = types.view4d_strides(value.stride())
             raw = _GL.pack(value.data_ptr(), *shape, *strides[:3])
         elif p.kind.is_float:
             raw = struct.pack("<f", float(value))

@@ -8,6 +8,8 @@ from hk.runtime import device
 
 # Kernel scalars and tensor extents are 32-bit ints in the compiled code (hk::gl, hk::coord).
 INT_MIN, INT_MAX = -2 ** 31, 2 ** 31 - 1
+# A tile's rows (up to 256) at 32-bit byte offsets from its first.
+MAX_ROW_BYTES = (1 << 31) // 256
 
 
 def _check_args(kernel, args):
@@ -28,6 +30,12 @@ def _check_args(kernel, args):
             if a.dim() and a.stride(-1) != 1:
                 raise LaunchError("kernel %s: argument %r must have unit stride in its last dimension"
                                   % (kernel.name, p.name), hint="pass tensor.contiguous()")
+            if a.dim() > 1 and a.stride(-2) * a.element_size() >= MAX_ROW_BYTES:
+                raise LaunchError("kernel %s: the rows of argument %r are %d bytes apart; the tile "
+                                  "library addresses a tile's rows with 32-bit offsets, so rows must "
+                                  "be less than %d bytes apart" % (kernel.name, p.name,
+                                                                   a.stride(-2) * a.element_size(), MAX_ROW_BYTES),
+                                  hint="pass a view whose rows are closer, or tensor.contiguous()")
             extents = types.view4d(a.shape) if 1 <= a.dim() <= 4 else ()
             if any(e > INT_MAX for e in extents):
                 raise LaunchError("kernel %s: argument %r has an extent of more than 2**31 - 1 elements "
@@ -80,6 +88,14 @@ def _check_not_empty(kernel, args, grid):
                               hint="skip the launch when a tensor is empty")
 
 
+def divisors(kernel, args):
+    """{tensor parameter: divisor} of the tensors a call passes (see hk.types.divisor_of)."""
+    from hk import types
+
+    return {p.name: types.divisor_of(a.shape, a.stride(), a.data_ptr(), a.element_size())
+            for p, a in zip(kernel.params, args) if isinstance(p.kind, types.TensorType)}
+
+
 def launch(kernel, args, arch=None, constants=None):
     from hk.runtime import shapes
 
@@ -89,20 +105,21 @@ def launch(kernel, args, arch=None, constants=None):
     constants = kernel._constants(constants or {})
     grid = kernel.launch_grid(args, constants)
     _check_not_empty(kernel, args, grid)
+    divs = divisors(kernel, args)
     if which == "interp":
         from hk.interp import run
 
-        traced = kernel.trace(arch, **constants)
+        traced = kernel.trace(arch, divisors=divs, **constants)
         shapes.check(traced, args, grid)
         return run(traced, grid, args)
     if which == "emu":
         from hk.runtime import emu_launch
 
-        built = kernel.build(arch, **constants)
+        built = kernel.build(arch, divisors=divs, **constants)
         shapes.check(built.traced, args, grid)
         return emu_launch.run(built, grid, args)
     from hk.runtime import gpu_launch
 
-    built = kernel.build(arch or device.detected_arch(), **constants)
+    built = kernel.build(arch or device.detected_arch(), divisors=divs, **constants)
     shapes.check(built.traced, args, grid)
     return gpu_launch.run(built, grid, args)

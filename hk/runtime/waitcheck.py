@@ -1,23 +1,31 @@
 """The wait gate: a walk of a code object's disassembly for reads of registers still loading.
 
-Loads are tracked on the counters that count them, as the hardware completes them: vector
-memory in order on vmcnt (gfx9, gfx11) or loadcnt (gfx12); LDS in order on lgkmcnt or dscnt;
+Memory operations are tracked on the counters that count them, as each target completes them:
+vector memory in order on vmcnt (gfx9: loads, stores and global->LDS copies on the one counter;
+gfx10/11: stores on vscnt; gfx12: loadcnt and storecnt); LDS in order on lgkmcnt or dscnt;
 scalar memory out of order (complete only when the counter reaches 0). Any instruction that
-names a register a pending load will write is a finding, and so is a barrier reached with an
-asynchronous global->LDS copy (CDNA) still in flight. The walk follows the control-flow graph
-to a fixed point, merging what is pending along every path, so a load issued at the bottom of
-a loop iteration and used at the top of the next is seen (every loop is walked at least twice).
+names a register a pending load will write is a finding. A barrier reached with an asynchronous
+global->LDS copy (CDNA) in flight is a finding when no wait on vmcnt came after the copy: a
+pipelined loop that waits for the older stages and keeps the newest copy in flight across the
+barrier on purpose is correct; a copy that nothing waits for before the barrier is the CDNA4
+trap. The walk follows the control-flow graph to a fixed point, merging what is pending along
+every path, so a load issued at the bottom of a loop iteration and used at the top of the next
+is seen (every loop is walked at least twice).
 """
 
 import dataclasses
 import re
 import subprocess
 
+from hk.runtime import objdump as objdump_flags
+
 _LINE = re.compile(r"^\s+(?P<asm>[a-z_][^/]*?)\s*//\s*(?P<addr>[0-9A-Fa-f]+):(?P<rest>.*)$")
 _SYMBOL = re.compile(r"^(?P<addr>[0-9a-fA-F]+) <(?P<name>[^>]+)>:$")
 _TARGET = re.compile(r"<(?P<sym>[^+>]+)(?:\+0x(?P<off>[0-9a-fA-F]+))?>")
 _REG = re.compile(r"\b(?P<kind>[vsa])(?:(?P<one>\d+)\b|\[(?P<lo>\d+):(?P<hi>\d+)\])")
 _COUNT = re.compile(r"(vmcnt|lgkmcnt|expcnt|vscnt)\((\d+)\)")
+# Families by their counters: gfx9 counts stores on vmcnt, gfx10/11 on vscnt, gfx12 on storecnt.
+_STORES_ON_VMCNT = ("gfx9",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -42,16 +50,16 @@ class Finding:
     def __str__(self):
         if self.kind == "barrier":
             return ("kernel %s at 0x%x: %s: the global->LDS copy issued at 0x%x (%s) is still in "
-                    "flight on vmcnt; wait for it before the barrier"
+                    "flight on vmcnt and no wait on vmcnt follows it; wait for it before the barrier"
                     % (self.kernel, self.addr, self.text, self.issued_at, self.issued))
         return ("kernel %s at 0x%x: %s: uses %s while the load issued at 0x%x (%s) is still writing it"
                 % (self.kernel, self.addr, self.text, self.register, self.issued_at, self.issued))
 
 
-def disassemble(objdump, path):
-    """{kernel name: [Instruction]} from llvm-objdump."""
-    out = subprocess.run([objdump, "-d", "--no-show-raw-insn", path], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, universal_newlines=True)
+def disassemble(objdump, path, arch=None):
+    """{kernel name: [Instruction]} from llvm-objdump (gfx11/gfx12 in true16 form)."""
+    out = subprocess.run([objdump, "-d", "--no-show-raw-insn"] + objdump_flags.features(arch) + [path],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     if out.returncode != 0:
         raise RuntimeError("llvm-objdump failed on %s: %s" % (path, out.stderr.strip()))
     functions, symbols, current = {}, {}, None
@@ -91,15 +99,21 @@ def _first_operand(operands):
     return operands.split(",")[0] if operands else ""
 
 
-def classify(inst):
-    """(counter, kind) of a load the instruction issues, or None. Counters: vm, lds, smem."""
+def classify(inst, arch=None):
+    """(counter, kind) of a memory operation the instruction issues, or None. Counters: vm, vs
+    (vscnt/storecnt), lds, smem; kinds: load (writes its first operand), lds_dma, store."""
     m = inst.mnemonic
     if m.startswith(("global_load", "buffer_load", "flat_load", "scratch_load")):
         if "lds" in m or re.search(r"\blds\b", inst.operands):
             return "vm", "lds_dma"
         return "vm", "load"
-    if m.startswith(("global_atomic", "buffer_atomic", "flat_atomic")) and re.search(r"\b(glc|sc0|th:TH_ATOMIC_RETURN)\b", inst.operands):
-        return "vm", "load"
+    vector_store = m.startswith(("global_store", "buffer_store", "flat_store", "scratch_store"))
+    if m.startswith(("global_atomic", "buffer_atomic", "flat_atomic")):
+        if re.search(r"\b(glc|sc0|th:TH_ATOMIC_RETURN)\b", inst.operands):
+            return "vm", "load"
+        vector_store = True
+    if vector_store:
+        return ("vm" if arch and arch.startswith(_STORES_ON_VMCNT) else "vs"), "store"
     if m.startswith(("ds_read", "ds_load", "ds_bpermute", "ds_permute", "ds_swizzle")) or \
             (m.startswith("ds_") and "_rtn" in m):
         return "lds", "load"
@@ -110,7 +124,9 @@ def classify(inst):
 
 class _State:
     def __init__(self):
-        self.pending = {"vm": [], "lds": [], "smem": []}  # [(inst, set of registers, kind)]
+        # [(inst, set of registers, kind, waited past)]: the last is True once a wait on the
+        # counter has executed after the operation (it is then in flight knowingly).
+        self.pending = {"vm": [], "vs": [], "lds": [], "smem": []}
 
     def copy(self):
         s = _State()
@@ -124,7 +140,13 @@ class _State:
             return
         q = self.pending[counter]
         if len(q) > keep:
-            self.pending[counter] = q[len(q) - keep:] if keep else []
+            q = q[len(q) - keep:] if keep else []
+        self.pending[counter] = [(inst, regs, kind, True) for inst, regs, kind, _ in q]
+
+
+_GFX12_WAITS = {"s_wait_loadcnt": "vm", "s_wait_storecnt": "vs", "s_wait_dscnt": "lds", "s_wait_kmcnt": "smem"}
+# gfx10/11 SOPK forms: `s_waitcnt_vscnt null, 0x0`.
+_SOPK_WAITS = {"s_waitcnt_vmcnt": ("vm",), "s_waitcnt_vscnt": ("vs",), "s_waitcnt_lgkmcnt": ("lds", "smem")}
 
 
 def _apply_wait(state, inst):
@@ -139,15 +161,14 @@ def _apply_wait(state, inst):
             state.retire("lds", counts["lgkmcnt"])
             state.retire("smem", counts["lgkmcnt"])
         return True
-    gfx12 = {"s_wait_loadcnt": ["vm"], "s_wait_dscnt": ["lds"], "s_wait_kmcnt": ["smem"]}
-    if m in gfx12:
+    if m in _GFX12_WAITS or m in _SOPK_WAITS:
         value = int(ops.split(",")[-1].strip(), 0) if ops else 0
-        for counter in gfx12[m]:
+        for counter in _SOPK_WAITS.get(m, (_GFX12_WAITS.get(m),)):
             state.retire(counter, value)
         return True
-    if m == "s_wait_loadcnt_dscnt":
+    if m in ("s_wait_loadcnt_dscnt", "s_wait_storecnt_dscnt"):
         value = int(ops.strip(), 0)
-        state.retire("vm", (value >> 8) & 0x3F)
+        state.retire("vm" if m == "s_wait_loadcnt_dscnt" else "vs", (value >> 8) & 0x3F)
         state.retire("lds", value & 0x3F)
         return True
     return m.startswith(("s_waitcnt", "s_wait_"))
@@ -186,24 +207,26 @@ def _blocks(instructions):
 
 
 def _merge(a, b):
-    """Pending on either path; each counter's entries in issue order."""
+    """Pending on either path; each counter's entries in issue order, waited past only if on
+    every path that has it pending."""
     out = _State()
     for counter in out.pending:
-        seen, merged = set(), []
-        for entry in sorted(a.pending[counter] + b.pending[counter], key=lambda e: e[0].addr):
-            if entry[0].addr not in seen:
-                seen.add(entry[0].addr)
-                merged.append(entry)
-        out.pending[counter] = merged[-_MAX_QUEUE:]
+        merged = {}
+        for inst, regs, kind, waited in a.pending[counter] + b.pending[counter]:
+            if inst.addr in merged:
+                waited = waited and merged[inst.addr][3]
+            merged[inst.addr] = (inst, regs, kind, waited)
+        out.pending[counter] = [merged[k] for k in sorted(merged)][-_MAX_QUEUE:]
     return out
 
 
 def _key(state):
-    return tuple((c, tuple(e[0].addr for e in q)) for c, q in sorted(state.pending.items()))
+    return tuple((c, tuple((e[0].addr, e[3]) for e in q)) for c, q in sorted(state.pending.items()))
 
 
-def check_kernel(name, instructions):
-    """The findings of one kernel: a dataflow walk of its control-flow graph to a fixed point."""
+def check_kernel(name, instructions, arch=None):
+    """The findings of one kernel on `arch` (its counter rules; None: stores are not counted on
+    vmcnt): a dataflow walk of its control-flow graph to a fixed point."""
     findings, seen = [], set()
 
     def report(inst, issued, register, kind):
@@ -216,11 +239,11 @@ def check_kernel(name, instructions):
         if _apply_wait(state, inst):
             return
         if inst.mnemonic in _BARRIERS:
-            for issued, _, kind in state.pending["vm"]:
-                if kind == "lds_dma":
+            for issued, _, kind, waited in state.pending["vm"]:
+                if kind == "lds_dma" and not waited:
                     report(inst, issued, "", "barrier")
                     break
-        issued = classify(inst)
+        issued = classify(inst, arch)
         halves = inst.operands.split("::")
         if issued and issued[1] == "load":
             # A load's destination may overlap loads still in flight (d16 halves, dead values):
@@ -231,14 +254,14 @@ def check_kernel(name, instructions):
             for half in halves:
                 used.update(registers(half))
         for queue in state.pending.values():
-            for entry, regs, _ in queue:
+            for entry, regs, _, _ in queue:
                 hit = used & regs
                 if hit:
                     report(inst, entry, sorted(hit, key=lambda r: (r[0], int(r[1:])))[0], "read")
         if issued:
             counter, kind = issued
             dest = set(registers(_first_operand(inst.operands))) if kind == "load" else set()
-            state.pending[counter] = (state.pending[counter] + [(inst, dest, kind)])[-_MAX_QUEUE:]
+            state.pending[counter] = (state.pending[counter] + [(inst, dest, kind, False)])[-_MAX_QUEUE:]
 
     blocks, succs = _blocks(instructions)
     states_in = {0: _State()}

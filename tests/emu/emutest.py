@@ -2,6 +2,7 @@
 runner for the assembly frame of asm.py."""
 
 import os
+import tempfile
 
 import numpy as np
 from absl import flags
@@ -11,6 +12,12 @@ import hk.emu
 from tests.emu import asm
 
 FLAGS = flags.FLAGS
+
+# Under Bazel only TEST_TMPDIR is the test's to write: the assembler's and the disassembler's
+# temporary files go there.
+if os.environ.get("TEST_TMPDIR"):
+    os.environ["TMPDIR"] = os.environ["TEST_TMPDIR"]
+    tempfile.tempdir = None
 flags.DEFINE_string("objdump", None, "the hermetic llvm-objdump")
 flags.DEFINE_multi_string("code_object", [], "HIP code objects: <kernel>_<arch>.<arch>.co")
 
@@ -30,6 +37,23 @@ def run_asm(arch, co, name, nresults, inp=None, block=None, dtype=np.uint32, **k
     inp = np.zeros(1024, np.uint32) if inp is None else np.ascontiguousarray(inp)
     hk.emu.launch(co, name, grid=(1,), block=(block,), args=[out, inp], **kw)
     return out[:nresults * wave].reshape(nresults, wave).view(dtype)
+
+
+def loads(arch, n):
+    """Loads inp[i * wave + lane] into v1..vn of each lane, and waits."""
+    op = "global_load_dword" if arch.startswith("gfx9") else "global_load_b32"
+    wait = "  s_wait_loadcnt 0x0\n" if arch.startswith("gfx12") else "  s_waitcnt vmcnt(0)\n"
+    return "".join("  %s v%d, v100, s[6:7] offset:%d\n" % (op, i + 1, i * asm.WAVE[arch] * 4)
+                   for i in range(n)) + wait
+
+
+def inputs(arch, *cols):
+    """The `inp` buffer of the frame holding the columns one after another, a wave each."""
+    wave = asm.WAVE[arch]
+    inp = np.zeros(1024, np.uint32)
+    for i, c in enumerate(cols):
+        inp[i * wave:(i + 1) * wave] = np.asarray(c).view(np.uint32) if np.asarray(c).dtype != np.uint32 else c
+    return inp
 
 
 def f32(x):

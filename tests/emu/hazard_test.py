@@ -207,6 +207,78 @@ class HazardTest(emutest.EmuTest):
         out = emutest.run_asm("gfx950", co, "waited", 1, inp=inp)
         np.testing.assert_array_equal(out[0], inp[:64])
 
+    def test_gfx950_pipelined_copies_across_a_barrier(self):
+        # Each wave copies 256 bytes into its stage-0 region (M0 = 512 w) and its stage-1 region
+        # (M0 = 512 w + 256), waits for the older copy only (vmcnt(1)), meets the other wave at a
+        # barrier and reads the other wave's stage-0 region: a pipelined loop keeps the newer
+        # copy in flight across the barrier on purpose. Reading stage 1 instead races it.
+        body = """
+  s_mov_b32 s8, s6
+  s_and_b32 s9, s7, 0xffff
+  s_mov_b32 s10, 4096
+  s_mov_b32 s11, 0x20000
+  v_lshrrev_b32 v1, 6, v0
+  v_readfirstlane_b32 s12, v1
+  s_lshl_b32 s12, s12, 9
+  s_mov_b32 m0, s12
+  v_and_b32 v2, 63, v0
+  v_lshlrev_b32 v2, 2, v2
+  buffer_load_dword v2, s[8:11], 0 offen lds
+  s_add_u32 m0, s12, 256
+  v_add_u32 v4, 256, v2
+  buffer_load_dword v4, s[8:11], 0 offen lds
+  s_waitcnt vmcnt(%d)
+  s_barrier
+  s_xor_b32 s13, s12, 0x200
+  v_add_u32 v3, s13, v2
+  ds_read_b32 v10, v3 offset:%d
+  s_waitcnt vmcnt(0) lgkmcnt(0)
+"""
+        co = asm.assemble("gfx950", {
+            "pipelined": (body % (1, 0), [10], {"lds": 1024, "block": 128}),
+            "races_stage1": (body % (1, 256), [10], {"lds": 1024, "block": 128}),
+            "waited": (body % (0, 256), [10], {"lds": 1024, "block": 128}),
+        })
+        inp = np.arange(1024, dtype=np.uint32) * 7
+        for name, offset in (("pipelined", 0), ("waited", 256)):
+            out = np.zeros(128, np.uint32)
+            hk.emu.launch(co, name, grid=(1,), block=(128,), args=[out, inp])
+            lane = np.arange(64)
+            # the frame stores lane l of wave 1 over lane l + 64 of wave 0's slot: check wave 0
+            np.testing.assert_array_equal(out[:64], inp[offset // 4 + lane])
+            for seed in range(6):
+                hk.emu.launch(co, name, grid=(1,), block=(128,), args=[out, inp], random_order_seed=seed)
+        with self.assertRaises(hk.emu.HazardError) as cm:
+            hk.emu.launch(co, "races_stage1", grid=(1,), block=(128,), args=[np.zeros(128, np.uint32), inp])
+        msg = str(cm.exception)
+        self.assertIn("ds_read_b32", msg)
+        self.assertIn("buffer_load_dword v4, s[8:11], 0 offen lds", msg)
+        # the last wave at the barrier goes on first and reads what wave 0's copy still writes
+        self.assertIn("wave 1: touches LDS bytes 256-259", msg)
+        self.assertIn("of wave 0 is still writing", msg)
+        self.assertIn("then meet this one at a barrier", msg)
+
+    def test_gfx9_stores_count_on_vmcnt(self):
+        # gfx9: a store issued after a load is younger on the one counter, so vmcnt(1) leaves
+        # only the store in flight and the load's register is ready; gfx11 counts the store on
+        # vscnt, where vmcnt(1) does not wait for the load.
+        body9 = """
+  global_load_dword v1, v100, s[6:7]
+  global_store_dword v100, v0, s[6:7] offset:2048
+  s_waitcnt vmcnt(1)
+  v_add_u32 v10, v1, 1
+  s_waitcnt vmcnt(0)
+"""
+        co9 = asm.assemble("gfx942", {"k": (body9, [10])})
+        inp = np.arange(1024, dtype=np.uint32)
+        out = emutest.run_asm("gfx942", co9, "k", 1, inp=inp)
+        np.testing.assert_array_equal(out[0], inp[:64] + 1)
+        body11 = body9.replace("dword", "b32").replace("v_add_u32", "v_add_nc_u32")
+        co11 = asm.assemble("gfx1100", {"k": (body11, [10])})
+        with self.assertRaises(hk.emu.HazardError) as cm:
+            emutest.run_asm("gfx1100", co11, "k", 1, inp=inp)
+        self.assertIn("v1", str(cm.exception))
+
 
 if __name__ == "__main__":
     emutest.main()

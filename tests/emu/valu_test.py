@@ -10,19 +10,7 @@ from tests.emu import asm, emutest
 RNG = np.random.default_rng(7)
 
 
-def loads(arch, n):
-    op = "global_load_dword" if arch.startswith("gfx9") else "global_load_b32"
-    wait = "  s_wait_loadcnt 0x0\n" if arch.startswith("gfx12") else "  s_waitcnt vmcnt(0)\n"
-    return "".join("  %s v%d, v100, s[6:7] offset:%d\n" % (op, i + 1, i * asm.WAVE[arch] * 4)
-                   for i in range(n)) + wait
-
-
-def inputs(arch, *cols):
-    wave = asm.WAVE[arch]
-    inp = np.zeros(1024, np.uint32)
-    for i, c in enumerate(cols):
-        inp[i * wave:(i + 1) * wave] = np.asarray(c).view(np.uint32) if np.asarray(c).dtype != np.uint32 else c
-    return inp
+loads, inputs = emutest.loads, emutest.inputs
 
 
 def f32(x):

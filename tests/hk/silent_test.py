@@ -261,10 +261,11 @@ def column_reads(a: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
 
 
 def test_the_column_layout_warning_shows_when_the_kernel_is_first_traced():
+    args = (torch.zeros(32, 16, dtype=torch.bfloat16), torch.zeros(16, 16))
     with pytest.warns(HKWarning, match="eight times the instructions") as caught:
-        column_reads(torch.zeros(32, 16, dtype=torch.bfloat16), torch.zeros(16, 16))
+        column_reads(*args)
     (w,) = [w for w in caught if issubclass(w.category, HKWarning)]
     assert (w.filename, w.lineno) == (HERE, here("# the slow read", column_reads.fn))
     with warnings.catch_warnings():
         warnings.simplefilter("error", HKWarning)
-        column_reads.trace()  # once per specialization, not on every call
+        column_reads(*args)  # once per specialization, not on every call

@@ -85,6 +85,48 @@ CASES = [
      {wait}
      s_barrier
      """, "s_waitcnt vmcnt(0)", "s_barrier"),
+    # gfx9 counts stores on the in-order vmcnt: a load older than a store is done at vmcnt(1).
+    ("cdna3_store_on_vmcnt", "gfx942",
+     """
+     s_load_dwordx2 s[2:3], s[0:1], 0x0
+     s_waitcnt lgkmcnt(0)
+     global_load_dword v1, v0, s[2:3]
+     global_store_dword v0, v2, s[2:3] offset:64
+     {wait}
+     v_add_f32_e32 v3, v1, v1
+     """, "s_waitcnt vmcnt(1)", "v_add_f32_e32 v3, v1, v1"),
+    # A pipelined loop waits for the older copy and keeps the newer one in flight across the
+    # barrier; the newer copy is fine, a copy no wait follows is the trap.
+    ("cdna4_pipelined_copy", "gfx950",
+     """
+     s_load_dwordx2 s[2:3], s[0:1], 0x0
+     s_waitcnt lgkmcnt(0)
+     s_mov_b32 m0, 0
+     global_load_lds_dwordx4 v0, s[2:3]
+     s_mov_b32 m0, 0x400
+     global_load_lds_dwordx4 v0, s[2:3] offset:1024
+     {wait}
+     s_barrier
+     """, "s_waitcnt vmcnt(1)", "s_barrier"),
+    # gfx10/11 SOPK waits count.
+    ("sopk_vmcnt", "gfx1100",
+     """
+     s_load_b64 s[2:3], s[0:1], 0x0
+     s_waitcnt lgkmcnt(0)
+     global_load_b32 v1, v0, s[2:3]
+     {wait}
+     v_add_f32_e32 v2, v1, v1
+     """, "s_waitcnt_vmcnt null, 0x0", "v_add_f32_e32 v2, v1, v1"),
+    # Triton's gfx1201 code is true16: v_mov_b16 v2.l, v10.l (0x7e04390a) does not decode in
+    # llvm-objdump's default form; the gate must still see it read v10.
+    ("gfx12_true16_read_early", "gfx1201",
+     """
+     s_load_b64 s[2:3], s[0:1], 0x0
+     s_wait_kmcnt 0
+     global_load_b32 v10, v0, s[2:3]
+     {wait}
+     .long 0x7e04390a
+     """, "s_wait_loadcnt 0", "v_mov_b16_e32 v2.l, v10.l"),
 ]
 
 
@@ -106,6 +148,61 @@ def test_planted_hazard_is_found(workdir, name, arch, body, wait, named):
 def test_the_same_kernel_with_its_wait_is_clean(workdir, name, arch, body, wait, named):
     path = asm_kernel.assemble(body.format(wait=wait), arch, workdir, name=name + "_ok")
     assert cocheck.check_file(path, OBJDUMP) == []
+
+
+# (name, arch, body, the instruction a finding names): the counters of each family.
+FOUND = [
+    # gfx9: a load younger than the store is not done at vmcnt(1)
+    ("cdna3_younger_load", "gfx942",
+     """
+     s_load_dwordx2 s[2:3], s[0:1], 0x0
+     s_waitcnt lgkmcnt(0)
+     global_store_dword v0, v2, s[2:3] offset:64
+     global_load_dword v1, v0, s[2:3]
+     s_waitcnt vmcnt(1)
+     v_add_f32_e32 v3, v1, v1
+     """, "v_add_f32_e32 v3, v1, v1"),
+    # gfx11: stores count on vscnt, so vmcnt(1) does not wait for the load
+    ("rdna3_store_on_vscnt", "gfx1100",
+     """
+     s_load_b64 s[2:3], s[0:1], 0x0
+     s_waitcnt lgkmcnt(0)
+     global_load_b32 v1, v0, s[2:3]
+     global_store_b32 v0, v2, s[2:3] offset:64
+     s_waitcnt vmcnt(1)
+     s_waitcnt_vscnt null, 0x0
+     v_add_f32_e32 v3, v1, v1
+     """, "v_add_f32_e32 v3, v1, v1"),
+    # gfx12: storecnt does not retire loads
+    ("rdna4_storecnt", "gfx1201",
+     """
+     s_load_b64 s[2:3], s[0:1], 0x0
+     s_wait_kmcnt 0
+     global_load_b32 v1, v0, s[2:3]
+     global_store_b32 v0, v2, s[2:3] offset:64
+     s_wait_storecnt 0
+     v_add_f32_e32 v3, v1, v1
+     """, "v_add_f32_e32 v3, v1, v1"),
+    # gfx950: the copy issued after the last wait is the one the barrier races
+    ("cdna4_copy_after_the_wait", "gfx950",
+     """
+     s_load_dwordx2 s[2:3], s[0:1], 0x0
+     s_waitcnt lgkmcnt(0)
+     s_mov_b32 m0, 0
+     global_load_lds_dwordx4 v0, s[2:3]
+     s_waitcnt vmcnt(0)
+     s_mov_b32 m0, 0x400
+     global_load_lds_dwordx4 v0, s[2:3] offset:1024
+     s_barrier
+     """, "global_load_lds_dwordx4 v0, s[2:3] offset:1024"),
+]
+
+
+@pytest.mark.parametrize("name,arch,body,named", FOUND, ids=[c[0] for c in FOUND])
+def test_each_targets_counter_rules(workdir, name, arch, body, named):
+    findings = cocheck.check_file(asm_kernel.assemble(body, arch, workdir, name=name), OBJDUMP)
+    assert len(findings) == 1, findings
+    assert named in findings[0]
 
 
 def test_a_spilling_kernel_is_refused_by_the_resource_gate(workdir):
@@ -145,3 +242,18 @@ def test_offload_bundles_are_unpacked(workdir):
         f.write(bundle)
     assert metadata.read(bundled)[0].name == "bundled"
     assert len(cocheck.check_file(bundled, OBJDUMP)) == 1
+
+
+def test_an_llvm_objdump_on_path_is_never_taken(tmp_path, monkeypatch):
+    # An older LLVM first on PATH must not be the disassembler: the toolchain's is.
+    fake = tmp_path / "llvm-objdump"
+    fake.write_text("#!/bin/sh\nexit 3\n")
+    fake.chmod(0o755)
+    hermetic = os.environ["HK_LLVM_BIN"]
+    monkeypatch.setenv("PATH", "%s:%s" % (tmp_path, os.environ.get("PATH", "")))
+    monkeypatch.delenv("HK_LLVM_BIN")
+    monkeypatch.setenv("HK_CLANG", os.path.join(hermetic, "clang"))
+    monkeypatch.setenv("HK_ROCM_ROOT", str(tmp_path))
+    found = cocheck.find_objdump()
+    assert found == os.path.join(os.path.abspath(hermetic), "llvm-objdump")
+    assert os.path.realpath(found) != os.path.realpath(str(fake))

@@ -157,3 +157,60 @@ extern "C" __global__ void __launch_bounds__(4 * WAVE) hk_group_dynamic_lds(gl<b
   barrier();
   group<4>::store(out, s, idx);
 }
+
+// Split workgroup copies in a two-buffer pipeline: issue (128-bit buffer loads) and commit
+// (128-bit LDS writes), for whole tiles (DIV 64), 16-byte rows (DIV 8) and elements (DIV 1).
+template <int DIV>
+HK_DEV void staged_pipeline(gl<bf16> a, gl<bf16> out, int steps) {
+  using sa = st<bf16, 64, 32>;
+  __shared__ alignas(16) unsigned char smem[2 * sa::bytes];
+  sa* s = reinterpret_cast<sa*>(smem);
+  const int by = static_cast<int>(blockIdx.y);
+  staging<sa, 4> next;
+  group<4>::issue<DIV>(next, a, {0, 0, by, 0});
+  wait_vm<0>();
+  bind(next);
+  group<4>::commit(s[0], next);
+  wait_lds<0>();
+  barrier();
+  rt<bf16, 16, 32> acc;
+  zero(acc);
+  for (int k = 0; k < steps; ++k) {
+    group<4>::issue<DIV>(next, a, {0, 0, by, k + 1});
+    rt<bf16, 16, 32> t;
+    load(t, s[k % 2], 16 * warpid(), 0);
+    wait_lds<0>();
+    bind(t);
+    add(acc, acc, t);
+    wait_vm<0>();
+    bind(next);
+    group<4>::commit(s[(k + 1) % 2], next);
+    wait_lds<0>();
+    barrier();
+  }
+  store(out, acc, {0, 0, 4 * by + warpid(), 0});
+}
+
+extern "C" __global__ void __launch_bounds__(4 * WAVE) hk_staged_whole(gl<bf16> a, gl<bf16> out, int steps) {
+  staged_pipeline<64>(a, out, steps);
+}
+extern "C" __global__ void __launch_bounds__(4 * WAVE) hk_staged_chunks(gl<bf16> a, gl<bf16> out, int steps) {
+  staged_pipeline<8>(a, out, steps);
+}
+extern "C" __global__ void __launch_bounds__(4 * WAVE) hk_staged_elements(gl<bf16> a, gl<bf16> out, int steps) {
+  staged_pipeline<1>(a, out, steps);
+}
+
+// The instruction counts the translated waits add up (ops/insts.cuh).
+static_assert(lds_insts<staging<st<bf16, 64, 32>, 4>>() == 64 * 4 / (4 * WAVE), "a 64x32 bf16 tile is 256 chunks");
+static_assert(vm_insts<rt<float, 16, 16>>() == rt<float, 16, 16>::slots * rt<float, 16, 16>::strips,
+              "an fp32 accumulator moves element by element");
+// A 16x64 bf16 row tile in 16-byte pieces: 64 halves per lane on gfx11 (each lane group holds the
+// whole strip), 32 on gfx12, 16 in wave64.
+#if defined(HK_RDNA3)
+static_assert(lds_insts<rt<bf16, 16, 64>>() == 8, "a 16x64 bf16 operand tile is 8 128-bit reads on gfx11");
+#elif defined(HK_RDNA4)
+static_assert(lds_insts<rt<bf16, 16, 64>>() == 4, "a 16x64 bf16 operand tile is 4 128-bit reads on gfx12");
+#else
+static_assert(lds_insts<rt<bf16, 16, 64>>() == 2, "a 16x64 bf16 operand tile is 2 128-bit reads on CDNA");
+#endif

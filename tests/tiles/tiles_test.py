@@ -30,6 +30,8 @@ MMA_BF16 = {"wmma": r"\bv_wmma_f32_16x16x16_bf16\b", "mfma": r"\bv_mfma_f32_16x1
 MMA_F16 = {"wmma": r"\bv_wmma_f32_16x16x16_f16\b", "mfma": r"\bv_mfma_f32_16x16x(16|32)_?f16\b"}
 LDS_READ = r"\bds_(load|read)_"
 LDS_WAIT = r"\bs_waitcnt\b.*lgkmcnt\(0\)|\bs_wait_dscnt 0x0\b"
+BUFFER_B128 = r"\bbuffer_load_(b128|dwordx4)\b.*\boffen\b"
+LDS_WRITE_B128 = r"\bds_(store|write)_b128\b"
 CROSS_LANE = r"\b(row_xmask|quad_perm|ds_swizzle_b32|v_permlanex16_b32|ds_bpermute_b32)\b"
 
 
@@ -58,6 +60,10 @@ REQUIRED = {
     "hk_acc_to_operand": [("lane shuffle", lambda t: r"\bds_bpermute_b32\b")],
     "hk_scalar_atomic": [("global atomic add", lambda t: r"\bglobal_atomic_(add|cmpswap)")],
     "hk_global_tiles": [("128-bit global loads", lambda t: r"\bglobal_load_(b128|dwordx4)\b")],
+    "hk_staged_whole": [("128-bit buffer loads", lambda t: BUFFER_B128), ("128-bit LDS writes", lambda t: LDS_WRITE_B128)],
+    "hk_staged_chunks": [("128-bit buffer loads", lambda t: BUFFER_B128), ("128-bit LDS writes", lambda t: LDS_WRITE_B128)],
+    "hk_staged_elements": [("16-bit buffer loads", lambda t: r"\bbuffer_load_(u16|ushort|d16_b16|short_d16)"),
+                           ("128-bit LDS writes", lambda t: LDS_WRITE_B128)],
 }
 
 

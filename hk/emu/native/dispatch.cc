@@ -1,6 +1,6 @@
 // Running a dispatch: workgroups one after another; within a workgroup, waves interleave and meet
 // at barriers. Each wave starts as the hardware starts it: user SGPRs, then the workgroup ids
-// (and ttmp7/ttmp9 on gfx12), EXEC for its lanes, and the work-item ids in v0 (packed x | y << 10
+// (and ttmp7-ttmp9 on gfx12), EXEC for its lanes, and the work-item ids in v0 (packed x | y << 10
 // | z << 20) or in v0, v1, v2.
 #include <algorithm>
 
@@ -100,6 +100,7 @@ static void init_wave(Machine& m, const Launch& l, Wave& w, int idx, uint32_t nt
   if (l.private_en) w.s[s++] = 0;            // private segment wave offset: scratch is per wave here
   w.s[R_TTMP0 + 9] = m.wg_id[0];             // gfx12 architected SGPRs
   w.s[R_TTMP0 + 7] = m.wg_id[1] | (m.wg_id[2] << 16);
+  w.s[R_TTMP0 + 8] = uint32_t(idx) << 25;    // [29:25] the wave's index in its workgroup
   uint64_t exec = 0;
   uint32_t* v0 = w.vr(0);
   uint32_t* v1 = w.vr(1);

@@ -104,6 +104,7 @@ struct Pending {
   uint8_t cnt, pipe;
   bool lgkm_too = false;                      // FLAT: counts on LGKM as well
   bool lds_write = false;
+  bool dma = false;                           // a global->LDS copy (its bytes are in Machine::dma)
   uint8_t rfile = 0;                          // 1 VGPR, 2 SGPR
   uint16_t reg = 0, nreg = 0;
   uint32_t pc;
@@ -112,6 +113,13 @@ struct Pending {
 };
 
 struct Machine;
+
+// The LDS bytes [lo, hi) a global->LDS copy still in flight will write.
+struct DmaWrite {
+  uint64_t seq;
+  int wave;
+  uint32_t lo, hi, pc;
+};
 
 struct Wave {
   uint32_t s[NSREG + 32];                     // padded: a range past the end cannot corrupt memory
@@ -149,6 +157,7 @@ using Handler = void (*)(Machine&, Wave&, const Inst&);
 struct Program {
   std::vector<Inst> insts;
   std::vector<std::string> text;              // disassembly, for messages
+  std::vector<std::string> note;              // why an instruction decoded to __unknown
   std::vector<int32_t> pc_index;              // (pc - text_base) / 4 -> instruction index
   uint32_t text_base = 0, text_end = 0;
   int index_of(uint64_t pc) const;            // Fault when pc is not an instruction
@@ -170,6 +179,7 @@ struct Machine {
   std::string kernel;
   std::vector<uint8_t> lds;
   std::vector<Wave> waves;
+  std::vector<DmaWrite> dma;                  // copies in flight, of every wave of the workgroup
   uint64_t seq = 0, executed = 0;
   uint32_t barrier_gen = 0, barrier_arrived = 0, live = 0;
   uint32_t wg_id[3] = {0, 0, 0};
@@ -209,6 +219,7 @@ void wait_gfx12(Machine& m, Wave& w, int cnt_mask, int n);
 void retire_all(Machine& m, Wave& w);
 void random_step(Machine& m, Wave& w);
 void barrier_check(Machine& m, Wave& w, const Inst& in);
+void dma_check(Machine& m, Wave& w, const Inst& in, const uint32_t* addr, uint64_t mask, uint32_t off, uint32_t n);
 
 // ---- dispatch.cc ----
 struct Launch {

@@ -28,6 +28,7 @@ static void ds_load(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool se
   Offs a;
   lane_addrs(m, w, in, a);
   uint64_t mask = w.exec();
+  if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), bytes);
   int dst = in.d[0].reg, nreg = int((bytes + 3) / 4);
   uint32_t off = uint32_t(in.offset);
   Machine* mp = &m; Wave* wp = &w;
@@ -55,6 +56,36 @@ static void ds_load(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool se
   finish_issue(m, w, p);
 }
 
+// gfx950 ds_read_b64_tr_b16: each lane reads four 16-bit elements (4 consecutive M or N of one
+// K), and each group of 16 lanes transposes them so that a lane holds 4 consecutive K of one M:
+// lane l's element k is element l % 4 of what lane (l & ~15) + 4k + (l % 16) / 4 read. Triton
+// uses it for column-major MFMA operands; its matmuls check the layout against numpy.
+H(ds_load_b64_tr_b16) {
+  Offs a;
+  lane_addrs(m, w, in, a);
+  uint64_t mask = w.exec();
+  if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), 8);
+  int dst = in.d[0].reg;
+  uint32_t off = uint32_t(in.offset);
+  Machine* mp = &m; Wave* wp = &w;
+  auto effect = [=]() {
+    uint16_t raw[LANES][4] = {};
+    for (int l = 0; l < wp->wsize; ++l)
+      if ((mask >> l) & 1) std::memcpy(raw[l], lds_at(*mp, a[l] + off, 8, "an LDS load"), 8);
+    for (int l = 0; l < wp->wsize; ++l) {
+      if (!((mask >> l) & 1)) continue;
+      uint16_t e[4];
+      for (int k = 0; k < 4; ++k) e[k] = raw[(l & ~15) + 4 * k + ((l & 15) >> 2)][l & 3];
+      wp->vr(dst)[l] = e[0] | (uint32_t(e[1]) << 16);
+      wp->vr(dst + 1)[l] = e[2] | (uint32_t(e[3]) << 16);
+    }
+  };
+  if (!m.opt.hazards) { effect(); return; }
+  Pending& p = issue(m, w, in, C_DS, P_LDS, 1, dst, 2);
+  if (m.deferred()) p.effect = effect; else effect();
+  finish_issue(m, w, p);
+}
+
 static void ds_store(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool hi16) {
   Offs a;
   lane_addrs(m, w, in, a);
@@ -65,6 +96,7 @@ static void ds_store(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool h
   for (int i = 0; i < nreg; ++i) std::memcpy(&data[size_t(i) * LANES], w.vr(d.reg + i), LANES * 4);
   uint64_t mask = w.exec();
   uint32_t off = uint32_t(in.offset);
+  if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, off, bytes);
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -89,6 +121,10 @@ static void ds_load2(Machine& m, Wave& w, const Inst& in, uint32_t bytes, uint32
   uint64_t mask = w.exec();
   int dst = in.d[0].reg, per = int(bytes / 4);
   uint32_t o0 = uint32_t(in.offset) * bytes * stride, o1 = uint32_t(in.offset1) * bytes * stride;
+  if (!m.dma.empty()) {
+    dma_check(m, w, in, a.data(), mask, o0, bytes);
+    dma_check(m, w, in, a.data(), mask, o1, bytes);
+  }
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -117,6 +153,10 @@ static void ds_store2(Machine& m, Wave& w, const Inst& in, uint32_t bytes, uint3
   }
   uint64_t mask = w.exec();
   uint32_t o0 = uint32_t(in.offset) * bytes * stride, o1 = uint32_t(in.offset1) * bytes * stride;
+  if (!m.dma.empty()) {
+    dma_check(m, w, in, a.data(), mask, o0, bytes);
+    dma_check(m, w, in, a.data(), mask, o1, bytes);
+  }
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -143,6 +183,7 @@ static void ds_atomic(Machine& m, Wave& w, const Inst& in) {
   lane_addrs(m, w, in, a);
   uint64_t mask = w.exec();
   int nr = WIDE ? 2 : 1;
+  if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), WIDE ? 8 : 4);
   const Opnd& d0 = in.s[1];
   const Opnd* d1 = in.ns > 2 ? &in.s[2] : nullptr;
   if (w.npend) { check_vread(m, w, in, d0.reg, nr); if (d1) check_vread(m, w, in, d1->reg, nr); }
@@ -270,7 +311,7 @@ void register_ds(Registry& r) {
   R(ds_store_b96) R(ds_store_b128) R(ds_store_b8_d16_hi) R(ds_store_b16_d16_hi) R(ds_load_2addr_b32)
   R(ds_load_2addr_b64) R(ds_load_2addr_stride64_b32) R(ds_load_2addr_stride64_b64) R(ds_store_2addr_b32)
   R(ds_store_2addr_b64) R(ds_store_2addr_stride64_b32) R(ds_store_2addr_stride64_b64)
-  R(ds_bpermute_b32) R(ds_permute_b32) R(ds_swizzle_b32) R(ds_nop)
+  R(ds_bpermute_b32) R(ds_permute_b32) R(ds_swizzle_b32) R(ds_nop) R(ds_load_b64_tr_b16)
 #undef R
   struct A { const char* name; Handler plain, rtn; };
 #define AT(N, OP, WIDE) {N, ds_atomic<OP, false, WIDE>, ds_atomic<OP, true, WIDE>}

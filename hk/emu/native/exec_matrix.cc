@@ -50,7 +50,9 @@ static inline double elem(Machine& m, Wave& w, const Opnd& o, int lane, int e, b
     case E_I32: v = int32_t(raw); break;
     default: v = bf(uint32_t(raw)); break;
   }
-  if (bits == 16 && (((e & 1) && neg_hi) || (!(e & 1) && neg_lo))) v = -v;
+  // 16-bit elements: neg_lo negates the low halves, neg_hi the high ones; wider floats (the
+  // f64 MFMA's neg:[...]) negate whole elements with neg_lo.
+  if (bits == 16 ? (((e & 1) && neg_hi) || (!(e & 1) && neg_lo)) : (bits >= 32 && neg_lo)) v = -v;
   return v;
 }
 
@@ -116,19 +118,23 @@ static void matrix(Machine& m, Wave& w, const Inst& in, bool wmma) {
   load_any(ta, m, w, A, M, K, kpl, a, sa, fneg && (in.neg_lo & 1), fneg && (in.neg_hi & 1));
   load_any(tb, m, w, B, N, K, kpl, bt, sb, fneg && (in.neg_lo & 2), fneg && (in.neg_hi & 2));
   bool c_hi = c16 && wmma && m.family == RDNA3 && ((in.opsel >> 2) & 1);
+  bool c64 = tc == E_F64;
   static thread_local uint32_t out[16 * LANES];
   if (creg > 16) m.fail(w, in, "matrix accumulator too large");
   for (int r = 0; r < creg; ++r) std::memcpy(&out[r * LANES], w.vr(D.reg + r), LANES * 4);
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
       Slot s = acc_slot(m, M, N, i, j, wmma, cbits);
-      int reg = s.reg, half = 0;
+      int reg = c64 ? 2 * s.reg : s.reg, half = 0;        // f64: register pairs
       if (c16) {
         if (m.family == RDNA3) half = c_hi ? 1 : 0;
         else { half = reg & 1; reg /= 2; }
       }
       double c;
-      if (C.kind == K_VGPR) {
+      if (c64) {
+        c = C.kind == K_VGPR ? bd(w.vr(C.reg + reg)[s.lane] | (uint64_t(w.vr(C.reg + reg + 1)[s.lane]) << 32))
+                             : bd(C.imm64);
+      } else if (C.kind == K_VGPR) {
         uint32_t raw = w.vr(C.reg + reg)[s.lane];
         if (c16) raw = half ? raw >> 16 : raw & 0xffff;
         c = tc == E_F16 ? h2f(uint16_t(raw)) : tc == E_BF16 ? bf2f(uint16_t(raw))
@@ -155,6 +161,11 @@ static void matrix(Machine& m, Wave& w, const Inst& in, bool wmma) {
           for (int u = 0; u < 4; ++u) p[u] += ar[k + u] * br[k + u];
         for (; k < K; ++k) p[0] += ar[k] * br[k];
         double acc = (p[0] + p[1]) + (p[2] + p[3]) + c;
+        if (c64) {
+          out[size_t(reg) * LANES + s.lane] = uint32_t(db(acc));
+          out[size_t(reg + 1) * LANES + s.lane] = uint32_t(db(acc) >> 32);
+          continue;
+        }
         res = tc == E_F16 ? f2h(float(acc)) : tc == E_BF16 ? f2bf(float(acc)) : fb(float(acc));
       }
       uint32_t& d = out[size_t(reg) * LANES + s.lane];

@@ -134,6 +134,10 @@ VF3(v_max3_f32, fmax_ieee(fmax_ieee(a, b), c))
 VF3(v_med3_f32, med3f(a, b, c))
 VF3(v_minimum3_f32, fminimum(fminimum(a, b), c))
 VF3(v_maximum3_f32, fmaximum(fmaximum(a, b), c))
+VF3(v_maxmin_f32, fmin_ieee(fmax_ieee(a, b), c))           // clamps: min(max(s0, s1), s2)
+VF3(v_minmax_f32, fmax_ieee(fmin_ieee(a, b), c))
+VF3(v_maximumminimum_f32, fminimum(fmaximum(a, b), c))
+VF3(v_minimummaximum_f32, fmaximum(fminimum(a, b), c))
 VF1(v_trunc_f32, std::trunc(a))
 VF1(v_ceil_f32, std::ceil(a))
 VF1(v_floor_f32, std::floor(a))
@@ -188,6 +192,22 @@ H(v_mac_f32) {
   write32(m, w, in, R);
 }
 
+// gfx12 transcendentals on an SGPR (VOP3, so the float modifiers apply): v_s_exp_f32 s1, s2.
+static inline float sfsrc(Machine& m, Wave& w, const Inst& in) {
+  uint32_t x = sget(m, w, in, in.s[0]);
+  uint8_t md = in.s[0].mods;
+  if (md & M_ABS) x &= 0x7fffffffu;
+  if (md & M_NEG) x ^= 0x80000000u;
+  return bf(x);
+}
+#define VS_F32(NAME, EXPR) H(NAME) { float a = sfsrc(m, w, in); sset(m, w, in, in.d[0], fo(m, fpost(in, (EXPR)))); }
+VS_F32(v_s_exp_f32, std::exp2(a))
+VS_F32(v_s_log_f32, std::log2(a))
+VS_F32(v_s_rcp_f32, vrcp(a))
+VS_F32(v_s_rsq_f32, vrsq(a))
+VS_F32(v_s_sqrt_f32, std::sqrt(a))
+#undef VS_F32
+
 // ---- integer ----
 VI1(v_mov_b32, a)
 VI1(v_not_b32, ~a)
@@ -229,6 +249,10 @@ VI3(v_med3_i32, med3<int32_t>(I(a), I(b), I(c)))
 VI3(v_min3_u32, std::min(std::min(a, b), c))
 VI3(v_max3_u32, std::max(std::max(a, b), c))
 VI3(v_med3_u32, med3<uint32_t>(a, b, c))
+VI3(v_maxmin_i32, std::min(std::max(I(a), I(b)), I(c)))
+VI3(v_minmax_i32, std::max(std::min(I(a), I(b)), I(c)))
+VI3(v_maxmin_u32, std::min(std::max(a, b), c))
+VI3(v_minmax_u32, std::max(std::min(a, b), c))
 VI3(v_or3_b32, a | b | c)
 VI3(v_xor3_b32, a ^ b ^ c)
 VI3(v_and_or_b32, (a & b) | c)
@@ -417,12 +441,15 @@ void register_valu(Registry& r) {
 #define R(name) r.add(#name, name);
   R(v_add_f32) R(v_sub_f32) R(v_subrev_f32) R(v_mul_f32) R(v_mul_legacy_f32) R(v_min_f32) R(v_max_f32)
   R(v_minimum_f32) R(v_maximum_f32) R(v_ldexp_f32) R(v_fma_f32) R(v_mad_f32) R(v_fma_legacy_f32)
-  R(v_min3_f32) R(v_max3_f32) R(v_med3_f32) R(v_minimum3_f32) R(v_maximum3_f32) R(v_trunc_f32)
+  R(v_min3_f32) R(v_max3_f32) R(v_med3_f32) R(v_minimum3_f32) R(v_maximum3_f32) R(v_maxmin_f32)
+  R(v_minmax_f32) R(v_maximumminimum_f32) R(v_minimummaximum_f32) R(v_maxmin_i32) R(v_minmax_i32)
+  R(v_maxmin_u32) R(v_minmax_u32) R(v_trunc_f32)
   R(v_ceil_f32) R(v_floor_f32) R(v_rndne_f32) R(v_fract_f32) R(v_exp_f32) R(v_log_f32) R(v_rcp_f32)
   R(v_rcp_iflag_f32) R(v_rsq_f32) R(v_sqrt_f32) R(v_sin_f32) R(v_cos_f32) R(v_frexp_mant_f32)
   R(v_cvt_f32_i32) R(v_cvt_f32_u32) R(v_cvt_f32_ubyte0) R(v_cvt_f32_ubyte1) R(v_cvt_f32_ubyte2)
   R(v_cvt_f32_ubyte3) R(v_cvt_i32_f32) R(v_cvt_u32_f32) R(v_cvt_rpi_i32_f32) R(v_cvt_flr_i32_f32)
-  R(v_frexp_exp_i32_f32) R(v_fmac_f32) R(v_mac_f32)
+  R(v_frexp_exp_i32_f32) R(v_fmac_f32) R(v_mac_f32) R(v_s_exp_f32) R(v_s_log_f32) R(v_s_rcp_f32)
+  R(v_s_rsq_f32) R(v_s_sqrt_f32)
   R(v_mov_b32) R(v_not_b32) R(v_bfrev_b32) R(v_ffbh_u32) R(v_ffbl_b32) R(v_ffbh_i32) R(v_add_nc_u32)
   R(v_sub_nc_u32) R(v_subrev_nc_u32) R(v_mul_lo_u32) R(v_mul_hi_u32) R(v_mul_hi_i32) R(v_mul_u32_u24)
   R(v_mul_hi_u32_u24) R(v_mul_i32_i24) R(v_mul_hi_i32_i24) R(v_min_i32) R(v_max_i32) R(v_min_u32)

@@ -45,6 +45,8 @@ VH3(v_fma_f16, fmah(a, b, c))
 VH3(v_max3_f16, std::fmax(std::fmax(a, b), c))
 VH3(v_min3_f16, std::fmin(std::fmin(a, b), c))
 VH3(v_med3_f16, med3(a, b, c))
+VH3(v_maxmin_f16, std::fmin(std::fmax(a, b), c))
+VH3(v_minmax_f16, std::fmax(std::fmin(a, b), c))
 VH1(v_exp_f16, std::exp2(a))
 VH1(v_log_f16, std::log2(a))
 VH1(v_rcp_f16, 1.0f / a)
@@ -108,17 +110,24 @@ H(v_cvt_pkrtz_f16_f32) {
   LOOP R[l] = f2h_rtz(bf(A[l])) | (uint32_t(f2h_rtz(bf(B[l]))) << 16);
   write32(m, w, in, R);
 }
+H(v_cvt_pk_f16_f32) {
+  uint32_t A[LANES], B[LANES], R[LANES];
+  f32src(m, w, in, 0, A); f32src(m, w, in, 1, B);
+  LOOP R[l] = f2h(fpost(in, bf(A[l]))) | (uint32_t(f2h(fpost(in, bf(B[l])))) << 16);
+  write32(m, w, in, R);
+}
+// 16 to 32 bits: the source half (vN.h or op_sel) zero- or sign-extended into the whole VGPR.
+H(v_cvt_u32_u16) { uint32_t A[LANES]; fetch16(m, w, in, 0, A, false); write32(m, w, in, A); }
+H(v_cvt_i32_i16) {
+  uint32_t A[LANES];
+  fetch16(m, w, in, 0, A, false);
+  LOOP A[l] = uint32_t(int32_t(S16(A[l])));
+  write32(m, w, in, A);
+}
 H(v_cvt_pk_bf16_f32) {
   uint32_t A[LANES], B[LANES], R[LANES];
   f32src(m, w, in, 0, A); f32src(m, w, in, 1, B);
   LOOP R[l] = f2bf(bf(A[l])) | (uint32_t(f2bf(bf(B[l]))) << 16);
-  write32(m, w, in, R);
-}
-// gfx950: two floats to a pair of f16, rounding to nearest even.
-H(v_cvt_pk_f16_f32) {
-  uint32_t A[LANES], B[LANES], R[LANES];
-  f32src(m, w, in, 0, A); f32src(m, w, in, 1, B);
-  LOOP R[l] = f2h(bf(A[l])) | (uint32_t(f2h(bf(B[l]))) << 16);
   write32(m, w, in, R);
 }
 H(v_pack_b32_f16) {
@@ -198,9 +207,11 @@ static inline uint32_t pkh(const Inst& in, int i, uint32_t raw, int h, bool fl) 
   if (fl && (((h ? in.neg_hi : in.neg_lo) >> i) & 1)) x ^= 0x8000;
   return x;
 }
+// Packed inline constants: a float one is its f16 value in the low half and 0 in the high half;
+// an integer one (-16..64) is its sign-extended 32-bit value, so -1 is -1 in both halves.
 static inline void pkraw(Machine& m, Wave& w, const Inst& in, int i, uint32_t* x) {
   const Opnd& o = in.s[i];
-  if (o.kind == K_INL) { LOOP x[l] = o.imm16; return; }
+  if (o.kind == K_INL) { uint32_t c = (o.mods & M_FLT) ? o.imm16 : o.imm32; LOOP x[l] = c; return; }
   fetch32(m, w, in, i, x);
 }
 #define PKF(NAME, NS, EXPR) H(NAME) { uint32_t S[3][LANES], R[LANES]; \
@@ -259,20 +270,19 @@ H(v_pk_mov_b32) {
   write64(m, w, in, R);
 }
 
-// Mixed precision: op_sel_hi[i] says source i is f16 (op_sel[i] picks its half); neg_lo is
-// negate and neg_hi is absolute value.
+// Mixed precision: op_sel_hi[i] says source i is f16 (op_sel[i] picks its half). The encoding's
+// neg_lo bit is negate and neg_hi absolute value; the disassembler prints them as -x and |x|.
 static void mix_src(Machine& m, Wave& w, const Inst& in, int i, float* out) {
   uint32_t x[LANES];
   const Opnd& o = in.s[i];
   bool f16 = (in.opsel_hi >> i) & 1, hi = (in.opsel >> i) & 1;
+  bool ab = (o.mods & M_ABS) || ((in.neg_hi >> i) & 1), ng = (o.mods & M_NEG) || ((in.neg_lo >> i) & 1);
   if (o.kind == K_INL) { LOOP x[l] = f16 ? o.imm16 : o.imm32; }
   else fetch32(m, w, in, i, x);
-  // The disassembler spells the modifiers as |v| and -v on the operand as often as neg_hi/neg_lo.
-  bool abs = ((in.neg_hi >> i) & 1) || (o.mods & M_ABS), neg = ((in.neg_lo >> i) & 1) || (o.mods & M_NEG);
   LOOP {
     float v = f16 ? H2F(hi ? x[l] >> 16 : x[l]) : bf(x[l]);
-    if (abs) v = std::fabs(v);
-    if (neg) v = -v;
+    if (ab) v = std::fabs(v);
+    if (ng) v = -v;
     out[l] = v;
   }
 }
@@ -301,6 +311,9 @@ static void dot2_f32(Machine& m, Wave& w, const Inst& in, bool acc_dst) {
   pkraw(m, w, in, 0, S[0]); pkraw(m, w, in, 1, S[1]);
   if (acc_dst) std::memcpy(C, w.vr(in.d[0].reg), sizeof(C));
   else f32src(m, w, in, 2, C);
+  // the f32 addend of a VOP3P op: neg_hi[2] is its absolute value, neg_lo[2] its negation
+  uint32_t cabs = (in.neg_hi >> 2) & 1 ? 0x7fffffffu : ~0u, cneg = (in.neg_lo >> 2) & 1 ? 0x80000000u : 0;
+  if (!acc_dst) LOOP C[l] = (C[l] & cabs) ^ cneg;
   auto cv = [](uint32_t x) { return BF16 ? bf2f(uint16_t(x)) : H2F(x); };
   LOOP {
     double s = bf(C[l]);
@@ -338,13 +351,14 @@ H(v_dot4c_i32_i8) { dot4(m, w, in, true, true, true); }
 void register_valu16(Registry& r) {
 #define R(name) r.add(#name, name);
   R(v_add_f16) R(v_sub_f16) R(v_subrev_f16) R(v_mul_f16) R(v_max_f16) R(v_min_f16) R(v_ldexp_f16)
-  R(v_fma_f16) R(v_max3_f16) R(v_min3_f16) R(v_med3_f16) R(v_exp_f16) R(v_log_f16) R(v_rcp_f16)
-  R(v_rsq_f16) R(v_sqrt_f16) R(v_sin_f16) R(v_cos_f16) R(v_floor_f16) R(v_ceil_f16) R(v_trunc_f16)
+  R(v_fma_f16) R(v_max3_f16) R(v_min3_f16) R(v_med3_f16) R(v_maxmin_f16) R(v_minmax_f16) R(v_exp_f16)
+  R(v_log_f16) R(v_rcp_f16) R(v_rsq_f16) R(v_sqrt_f16) R(v_sin_f16) R(v_cos_f16) R(v_floor_f16) R(v_ceil_f16) R(v_trunc_f16)
   R(v_rndne_f16) R(v_fract_f16) R(v_cvt_f16_i16) R(v_cvt_f16_u16) R(v_fmac_f16) R(v_mov_b16)
   R(v_not_b16) R(v_add_nc_u16) R(v_sub_nc_u16) R(v_mul_lo_u16) R(v_lshlrev_b16) R(v_lshrrev_b16)
   R(v_ashrrev_i16) R(v_max_u16) R(v_min_u16) R(v_max_i16) R(v_min_i16) R(v_and_b16) R(v_or_b16)
   R(v_xor_b16) R(v_cvt_i16_f16) R(v_cvt_u16_f16) R(v_cvt_f16_f32) R(v_cvt_f32_f16) R(v_cvt_f32_bf16)
-  R(v_cvt_pkrtz_f16_f32) R(v_cvt_pk_bf16_f32) R(v_cvt_pk_f16_f32) R(v_pack_b32_f16) R(v_cvt_pk_u16_u32) R(v_cvt_pk_i16_i32)
+  R(v_cvt_pkrtz_f16_f32) R(v_cvt_pk_f16_f32) R(v_cvt_u32_u16) R(v_cvt_i32_i16) R(v_cvt_pk_bf16_f32)
+  R(v_pack_b32_f16) R(v_cvt_pk_u16_u32) R(v_cvt_pk_i16_i32)
   R(v_cvt_f32_fp8) R(v_cvt_f32_bf8) R(v_cvt_pk_f32_fp8) R(v_cvt_pk_f32_bf8) R(v_cvt_pk_fp8_f32)
   R(v_cvt_pk_bf8_f32)
   R(v_pk_add_f16) R(v_pk_mul_f16) R(v_pk_fma_f16) R(v_pk_max_f16) R(v_pk_min_f16) R(v_pk_add_u16)

@@ -1,8 +1,11 @@
 // The wait-counter model. Every memory instruction leaves a Pending record until a wait retires
 // it: registers it will write may not be read or written before then (a hazard), and LDS writes
 // may not be outstanding at a barrier. Counters follow the hardware: VMEM loads return in order
-// (gfx9: loads and stores together), LDS in order, SMEM in any order. With `randomize`, memory
-// effects are deferred and retired at random legal moments, in a random legal order.
+// (gfx9: loads and stores together), LDS in order, SMEM in any order. A global->LDS copy (gfx9)
+// counts on vmcnt and may stay in flight across a barrier (a pipelined loop keeps the next
+// stage's copy in flight on purpose): what is a hazard is any wave touching the LDS bytes it
+// still writes. With `randomize`, memory effects are deferred and retired at random legal
+// moments, in a random legal order.
 #include <algorithm>
 #include <cstdio>
 
@@ -118,6 +121,9 @@ static void retire_seq(Machine& m, Wave& w, uint64_t seq) {
     w.pend.erase(w.pend.begin() + long(i));
     if (p.effect) p.effect();
     release(w, p);
+    if (p.dma)
+      for (size_t k = 0; k < m.dma.size(); ++k)
+        if (m.dma[k].seq == p.seq) { m.dma.erase(m.dma.begin() + long(k)); break; }
     return;
   }
 }
@@ -188,7 +194,7 @@ void random_step(Machine& m, Wave& w) {
 
 void barrier_check(Machine& m, Wave& w, const Inst& in) {
   for (const Pending& p : w.pend) {
-    if (!p.lds_write) continue;
+    if (!p.lds_write || p.dma) continue;          // copies: dma_check, at the access
     int idx = m.prog->index_of(p.pc);
     char pcbuf[32];
     std::snprintf(pcbuf, sizeof pcbuf, "0x%x", p.pc);
@@ -197,6 +203,25 @@ void barrier_check(Machine& m, Wave& w, const Inst& in) {
                         ") is still outstanding: other waves may read LDS before it lands; wait on " +
                         cnt_name(m, p.cnt) + " first");
   }
+}
+
+// An LDS access of `n` bytes at addr[l] + off by the lanes in `mask`, against the copies in flight.
+void dma_check(Machine& m, Wave& w, const Inst& in, const uint32_t* addr, uint64_t mask, uint32_t off, uint32_t n) {
+  for (const DmaWrite& d : m.dma)
+    for (int l = 0; l < w.wsize; ++l) {
+      if (!((mask >> l) & 1)) continue;
+      uint32_t lo = addr[l] + off;
+      if (lo >= d.hi || lo + n <= d.lo) continue;
+      int idx = m.prog->index_of(d.pc);
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "0x%x (", d.pc);
+      m.hazard(w, in, "touches LDS bytes " + std::to_string(lo) + "-" + std::to_string(lo + n - 1) +
+                          " that the global->LDS copy at pc " + buf +
+                          (idx >= 0 ? m.prog->text[size_t(idx)] : std::string("?")) + ") of wave " +
+                          std::to_string(d.wave) + " is still writing: the copy counts on vmcnt; " +
+                          (d.wave == w.id ? "wait for it before the access"
+                                          : "that wave must wait for it, then meet this one at a barrier, before the access"));
+    }
 }
 
 }  // namespace emu

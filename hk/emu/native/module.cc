@@ -10,8 +10,12 @@ namespace py = pybind11;
 
 namespace emu {
 
+// Reached only when executed: the decoder's note says whether the mnemonic is one the core
+// lacks, its operands could not be read, or the word is not an instruction of this target.
 static void unknown(Machine& m, Wave& w, const Inst& in) {
-  m.fail(w, in, "the emulator does not implement this instruction");
+  size_t idx = size_t(&in - m.prog->insts.data());
+  const std::string why = idx < m.prog->note.size() ? m.prog->note[idx] : std::string();
+  m.fail(w, in, why.empty() ? "the emulator does not implement this instruction" : why);
 }
 
 static const Registry& registry() {
@@ -50,11 +54,13 @@ static const std::vector<std::string>& fields() {
 }
 
 static Program* make_program(py::array_t<int64_t, py::array::c_style> rows, std::vector<std::string> text,
-                             uint32_t text_base, uint32_t text_end, std::vector<int32_t> pc_index) {
+                             std::vector<std::string> note, uint32_t text_base, uint32_t text_end,
+                             std::vector<int32_t> pc_index) {
   size_t nf = fields().size();
   if (rows.ndim() != 2 || size_t(rows.shape(1)) != nf) throw std::invalid_argument("instruction rows have the wrong shape");
   size_t n = size_t(rows.shape(0));
-  if (text.size() != n) throw std::invalid_argument("one text line per instruction is required");
+  if (text.size() != n || note.size() != n)
+    throw std::invalid_argument("one text line and one note per instruction are required");
   auto r = rows.unchecked<2>();
   auto* p = new Program();
   p->insts.resize(n);
@@ -87,6 +93,7 @@ static Program* make_program(py::array_t<int64_t, py::array::c_style> rows, std:
     for (int a = 0; a < 4; ++a) in.aux[a] = int32_t(next());
   }
   p->text = std::move(text);
+  p->note = std::move(note);
   p->text_base = text_base;
   p->text_end = text_end;
   p->pc_index = std::move(pc_index);

@@ -32,6 +32,9 @@ namespace mlir::hk {
 inline constexpr llvm::StringLiteral kKernelAttr = "hk.kernel";
 inline constexpr llvm::StringLiteral kWarpsAttr = "hk.warps";
 inline constexpr llvm::StringLiteral kArchAttr = "hk.arch";
+/// On an scf.for: the translation writes the loop's body this many times per iteration (with
+/// the remaining iterations after it), so that indices like `k % 2` become constants.
+inline constexpr llvm::StringLiteral kUnrollAttr = "hk.unroll";
 
 /// Bytes of one element of a tile or view of `type` (i1 masks count one byte).
 int64_t elementBytes(Type type);

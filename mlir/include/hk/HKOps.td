@@ -14,6 +14,7 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 class HK_Op<string mnemonic, list<Trait> traits = []> : Op<HK_Dialect, mnemonic, traits>;
 
 def HK_AnyRegister : AnyTypeOf<[HK_RegisterTileType, HK_RegisterVectorType]>;
+def HK_Guardable : AnyTypeOf<[HK_RegisterTileType, HK_RegisterVectorType, HK_StagedTileType]>;
 def HK_AnyShared : AnyTypeOf<[HK_SharedTileType, HK_SharedVectorType]>;
 def HK_Scalar : AnyTypeOf<[AnyFloat, AnySignlessInteger, Index]>;
 def HK_RegisterOrScalar : AnyTypeOf<[HK_RegisterTileType, HK_RegisterVectorType, AnyFloat,
@@ -311,6 +312,46 @@ def HK_CopyToLdsOp : HK_Op<"copy_to_lds", [MemoryEffects<[MemRead, MemWrite]>]> 
   let hasVerifier = 1;
 }
 
+def HK_CopyIssueOp : HK_Op<"copy_issue", [MemoryEffects<[MemRead]>]> {
+  let summary = "start a workgroup copy of a tile from global memory into LDS: the loads";
+  let description = [{
+    All waves of the workgroup read their share of the tile at `coord` (in units of the
+    result's shape) into registers; `hk.copy_commit` later writes it into a shared tile. The
+    loads are in flight on the vector-memory counter until a `hk.wait_vm` covers the result, so
+    computing between the two overlaps the copy. Rows and columns past the tensor's edge read
+    as zero, as `hk.copy_to_lds` has them.
+
+    ```mlir
+    %next = hk.copy_issue %a[%idx] : !hk.gl<bf16, div 64> -> !hk.staged<bf16, 128x32>
+    ```
+  }];
+  let arguments = (ins HK_GlobalType:$src, HK_CoordType:$coord);
+  let results = (outs HK_StagedTileType:$result);
+  let assemblyFormat = "$src `[` $coord `]` attr-dict `:` qualified(type($src)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def HK_CopyCommitOp : HK_Op<"copy_commit", [MemoryEffects<[MemWrite]>]> {
+  let summary = "finish a workgroup copy: write a staged tile into a buffer of a shared tile";
+  let description = [{
+    The LDS writes are in flight on the LDS counter; a barrier must not be reached before they
+    complete (the waits pass derives the wait), after which every wave may read the tile. With
+    `transpose` the staged R x C tile is written transposed into a C x R shared tile (one 16-bit
+    write per element): an operand stored the other way round is then read in row layout.
+
+    ```mlir
+    hk.copy_commit %next, %s[%buf] : !hk.staged<bf16, 128x32>, !hk.st<bf16, 128x32, 2>
+    hk.copy_commit %v, %vt[%buf] transpose : !hk.staged<bf16, 64x128>, !hk.st<bf16, 128x64, 2>
+    ```
+  }];
+  let arguments = (ins HK_StagedTileType:$value, HK_SharedTileType:$dst, Index:$buffer,
+                       UnitAttr:$transpose);
+  let assemblyFormat = [{
+    $value `,` $dst `[` $buffer `]` (`transpose` $transpose^)? attr-dict `:` qualified(type($value)) `,` qualified(type($dst))
+  }];
+  let hasVerifier = 1;
+}
+
 def HK_CopyFromLdsOp : HK_Op<"copy_from_lds", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "workgroup copy of a tile from LDS to global memory";
   let description = [{
@@ -333,17 +374,22 @@ def HK_CopyFromLdsOp : HK_Op<"copy_from_lds", [MemoryEffects<[MemRead, MemWrite]
 class HK_WaitOp<string mnemonic, string counter> : HK_Op<mnemonic> {
   let summary = "wait until at most `count` " # counter # " operations are in flight";
   let description = [{
-    The values listed after `for` are the ones whose loads this wait completes; the
-    translation binds each of them after the wait, so no instruction that reads them can be
-    scheduled above it. The waits pass fills the list (and derives the wait itself when the
-    kernel leaves it out).
+    `count` counts hk operations. The values listed after `for` are the ones whose loads this
+    wait completes; the translation binds each of them after the wait, so no instruction that
+    reads them can be scheduled above it. `younger`, when present, describes operations the
+    wait leaves in flight (the type each moves: a register tile, a staged tile, a shared tile):
+    the hardware counts instructions, so the translation waits for the instructions those
+    operations issue, a lower bound the tile library states per type. Without it the wait waits
+    for everything. The waits pass fills both (and derives the wait itself when the kernel
+    leaves it out).
 
     ```mlir
     hk.wait_lds 0 for %a, %b : !hk.rt<bf16, 16x16, row>, !hk.rt<bf16, 16x16, row>
+    hk.wait_lds 1 for %a : !hk.rt<bf16, 16x16, row> {younger = [!hk.rt<bf16, 16x16, row>]}
     ```
   }];
   let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$count,
-                       Variadic<HK_AnyRegister>:$guarded);
+                       Variadic<HK_Guardable>:$guarded, OptionalAttr<TypeArrayAttr>:$younger);
   let assemblyFormat = "$count (`for` $guarded^ `:` qualified(type($guarded)))? attr-dict";
 }
 

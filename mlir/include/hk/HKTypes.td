@@ -113,13 +113,41 @@ def HK_GlobalType : HK_Type<"Global", "gl"> {
     A kernel parameter: a tensor in global memory seen as (batch, depth, rows, cols), with
     runtime extents and strides and unit stride along cols.
 
+    `divisor` is what is known of the tensor when the kernel is compiled: its cols and every
+    stride are multiples of `divisor` elements and its data address is aligned to `divisor`
+    elements (a power of two; 1, the default, when nothing is known). The launcher compiles one
+    specialization per divisor the tensors it is given have, so a kernel reads 16-byte rows with
+    16-byte loads and leaves out column checks a whole tile does not need.
+
     ```mlir
     !hk.gl<bf16>
+    !hk.gl<bf16, div 64>
     ```
   }];
-  let parameters = (ins "::mlir::Type":$elementType);
-  let assemblyFormat = "`<` $elementType `>`";
+  let parameters = (ins "::mlir::Type":$elementType, DefaultValuedParameter<"int64_t", "1">:$divisor);
+  let assemblyFormat = "`<` $elementType (`,` `div` $divisor^)? `>`";
   let genVerifyDecl = 1;
+}
+
+def HK_StagedTileType : HK_Type<"StagedTile", "staged"> {
+  let summary = "a workgroup copy of a shared tile, in flight in registers";
+  let description = [{
+    What `hk.copy_issue` reads from global memory for `hk.copy_commit` to write into LDS: a
+    `rows` x `cols` tile of `elementType` spread over every thread of the workgroup, each
+    holding its share (16-byte chunks). It is in flight on the vector-memory counter until a
+    `hk.wait_vm` covers it.
+
+    ```mlir
+    !hk.staged<bf16, 128x32>
+    ```
+  }];
+  let parameters = (ins "::mlir::Type":$elementType, "int64_t":$rows, "int64_t":$cols);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of the whole tile.
+    int64_t getBytes() const;
+  }];
 }
 
 def HK_CoordType : HK_Type<"Coord", "coord"> {

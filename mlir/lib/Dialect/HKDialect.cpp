@@ -266,8 +266,43 @@ int64_t SharedVectorType::getBufferBytes() const {
 // !hk.gl
 //===----------------------------------------------------------------------===//
 
-LogicalResult GlobalType::verify(function_ref<InFlightDiagnostic()> emitError, Type element) {
-  return verifyElement(emitError, element, /*allowMask=*/false, "global view");
+LogicalResult GlobalType::verify(function_ref<InFlightDiagnostic()> emitError, Type element,
+                                 int64_t divisor) {
+  if (failed(verifyElement(emitError, element, /*allowMask=*/false, "global view")))
+    return failure();
+  if (divisor < 1 || (divisor & (divisor - 1)))
+    return emitError() << "global view divisor must be a positive power of two but got " << divisor;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// !hk.staged
+//===----------------------------------------------------------------------===//
+
+Type StagedTileType::parse(AsmParser &parser) {
+  Type element;
+  int64_t rows = 0, cols = 0;
+  if (parser.parseLess() || parser.parseType(element) || parser.parseComma() ||
+      parseShape(parser, rows, cols) || parser.parseGreater())
+    return {};
+  return getChecked([&] { return parser.emitError(parser.getNameLoc()); }, parser.getContext(),
+                    element, rows, cols);
+}
+
+void StagedTileType::print(AsmPrinter &printer) const {
+  printer << "<" << getElementType() << ", " << getRows() << "x" << getCols() << ">";
+}
+
+LogicalResult StagedTileType::verify(function_ref<InFlightDiagnostic()> emitError, Type element,
+                                     int64_t rows, int64_t cols) {
+  // Rows of a multiple of 16 elements are whole 16-byte chunks for every element type.
+  if (failed(verifyElement(emitError, element, /*allowMask=*/false, "staged tile")))
+    return failure();
+  return verifyTileShape(emitError, rows, cols, "staged tile");
+}
+
+int64_t StagedTileType::getBytes() const {
+  return getRows() * getCols() * elementBytes(getElementType());
 }
 
 //===----------------------------------------------------------------------===//
@@ -300,6 +335,15 @@ LogicalResult HKDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
     auto value = dyn_cast<IntegerAttr>(attr.getValue());
     if (!value || value.getInt() < 0)
       return op->emitError() << "'" << name << "' must be a non-negative integer but got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kUnrollAttr) {
+    auto factor = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<scf::ForOp>(op))
+      return op->emitError() << "'" << kUnrollAttr << "' is only valid on an scf.for";
+    if (!factor || factor.getInt() < 1)
+      return op->emitError() << "'" << kUnrollAttr << "' must be a positive integer but got "
                              << attr.getValue();
     return success();
   }

@@ -34,6 +34,8 @@ static Shape shapeOf(Type type) {
     return {st.getElementType(), st.getRows(), st.getCols(), false};
   if (auto sv = dyn_cast<SharedVectorType>(type))
     return {sv.getElementType(), sv.getLength(), 0, true};
+  if (auto staged = dyn_cast<StagedTileType>(type))
+    return {staged.getElementType(), staged.getRows(), staged.getCols(), false};
   return {};
 }
 
@@ -169,6 +171,26 @@ LogicalResult LdsStoreOp::verify() {
 LogicalResult CopyToLdsOp::verify() {
   return expectElement(*this, "shared tile", getSrc().getType().getElementType(),
                        getDst().getType().getElementType());
+}
+
+LogicalResult CopyIssueOp::verify() {
+  return expectElement(*this, "staged tile", getSrc().getType().getElementType(),
+                       getType().getElementType());
+}
+
+LogicalResult CopyCommitOp::verify() {
+  if (getDst().getDefiningOp<SubtileOp>())
+    return emitOpError() << "expected a shared tile from hk.lds_alloc but got a subtile; commit "
+                            "into the whole shared tile";
+  if (getTranspose()) {
+    StagedTileType v = getValue().getType();
+    SharedTileType d = getDst().getType();
+    if (v.getRows() != d.getCols() || v.getCols() != d.getRows())
+      return emitOpError() << "expected a staged tile of shape " << d.getCols() << "x" << d.getRows()
+                           << " to commit transposed but got " << v.getRows() << "x" << v.getCols();
+    return expectElement(*this, "staged tile", d.getElementType(), v.getElementType());
+  }
+  return expectSameShape(*this, "staged tile", getDst().getType(), getValue().getType());
 }
 
 LogicalResult CopyFromLdsOp::verify() {

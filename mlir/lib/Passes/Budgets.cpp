@@ -20,7 +20,7 @@ namespace mlir::hk {
 using namespace mlir;
 using namespace mlir::hk;
 
-int64_t mlir::hk::vgprsOf(Type type, const TargetFacts &facts) {
+int64_t mlir::hk::vgprsOf(Type type, const TargetFacts &facts, int64_t warps) {
   auto perLane = [&](int64_t elements, Type element) {
     int64_t bits = element.isSignlessInteger(1) ? 8 : element.getIntOrFloatBitWidth();
     return llvm::divideCeil(elements * bits / facts.waveSize, 32);
@@ -36,6 +36,11 @@ int64_t mlir::hk::vgprsOf(Type type, const TargetFacts &facts) {
     // A vector of a tile is held like a column of 16 elements per entry (each lane keeps the
     // entries of the rows or columns it owns).
     return perLane(rv.getLength() * 16, rv.getElementType());
+  if (auto staged = dyn_cast<StagedTileType>(type)) {
+    // Each thread holds whole 16-byte chunks of the tile, 4 VGPRs each.
+    int64_t threads = warps * facts.waveSize;
+    return llvm::divideCeil(staged.getBytes() / 16, threads) * 4;
+  }
   return 0;
 }
 
@@ -62,7 +67,7 @@ struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
       if (!info)
         continue;
       for (Value v : info->currentlyLiveValues(at)) {
-        if (!isa<RegisterTileType, RegisterVectorType>(v.getType()))
+        if (!isa<RegisterTileType, RegisterVectorType, StagedTileType>(v.getType()))
           continue;
         Operation *start = info->getStartOperation(v);
         Operation *end = info->getEndOperation(v, start);
@@ -89,21 +94,23 @@ struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
   /// A value counts once however many levels it is live at: the counts say how many.
   struct Totals {
     const TargetFacts &facts;
+    int64_t warps;
     Liveness &liveness;
     llvm::DenseMap<Value, int> count;
     int64_t sum = 0;
     llvm::DenseMap<Operation *, std::pair<int64_t, int64_t>> at;  // op -> (before, after)
 
-    Totals(const TargetFacts &facts, Liveness &liveness) : facts(facts), liveness(liveness) {}
+    Totals(const TargetFacts &facts, int64_t warps, Liveness &liveness)
+        : facts(facts), warps(warps), liveness(liveness) {}
 
     void add(Value v) {
       if (count[v]++ == 0)
-        sum += vgprsOf(v.getType(), facts);
+        sum += vgprsOf(v.getType(), facts, warps);
     }
     void remove(Value v) {
       auto it = count.find(v);
       if (--it->second == 0) {
-        sum -= vgprsOf(v.getType(), facts);
+        sum -= vgprsOf(v.getType(), facts, warps);
         count.erase(it);
       }
     }
@@ -112,7 +119,7 @@ struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
     void scan(Block &block) {
       llvm::SmallDenseSet<Value, 16> live;
       auto insert = [&](Value v) {
-        if (isa<RegisterTileType, RegisterVectorType>(v.getType()) && live.insert(v).second)
+        if (isa<RegisterTileType, RegisterVectorType, StagedTileType>(v.getType()) && live.insert(v).second)
           add(v);
       };
       auto erase = [&](Value v) {
@@ -154,8 +161,9 @@ struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
       budget = cap.getInt();
       source = "the kernel's max_vgprs";
     }
+    int64_t warps = getKernelWarps(kernel);
     Liveness liveness(kernel);
-    Totals totals(facts, liveness);
+    Totals totals(facts, warps, liveness);
     totals.scan(kernel.front());
     int64_t peak = 0;
     Operation *peakOp = nullptr;
@@ -179,7 +187,7 @@ struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
     llvm::SetVector<Value> peakValues = liveAround(liveness, peakOp, kernel, peakAfter);
     SmallVector<Value> largest(peakValues.begin(), peakValues.end());
     llvm::stable_sort(largest, [&](Value a, Value b) {
-      return vgprsOf(a.getType(), facts) > vgprsOf(b.getType(), facts);
+      return vgprsOf(a.getType(), facts, warps) > vgprsOf(b.getType(), facts, warps);
     });
     InFlightDiagnostic diag =
         peakOp->emitError() << "register tiles live here need " << peak << " VGPRs per lane but "
@@ -189,7 +197,7 @@ struct BudgetsPass : public hk::impl::HKBudgetsBase<BudgetsPass> {
                                "or more warps each holding less";
     for (Value v : llvm::ArrayRef(largest).take_front(4)) {
       Location loc = v.getDefiningOp() ? v.getDefiningOp()->getLoc() : kernel.getLoc();
-      diag.attachNote(loc) << v.getType() << " takes " << vgprsOf(v.getType(), facts) << " VGPRs";
+      diag.attachNote(loc) << v.getType() << " takes " << vgprsOf(v.getType(), facts, warps) << " VGPRs";
     }
     return false;
   }

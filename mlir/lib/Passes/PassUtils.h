@@ -42,7 +42,7 @@ bool checkKernels(ModuleOp module, llvm::StringRef arch, Fn &&check) {
 
 /// VGPRs per lane a register value takes on `facts`' target (the budget pass and the
 /// translation's comments use the same count).
-int64_t vgprsOf(Type type, const TargetFacts &facts);
+int64_t vgprsOf(Type type, const TargetFacts &facts, int64_t warps = 1);
 
 } // namespace mlir::hk
 

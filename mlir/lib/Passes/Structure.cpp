@@ -99,7 +99,7 @@ struct StructurePass : public hk::impl::HKStructureBase<StructurePass> {
     }
     Divergence divergence(kernel);
     kernel.walk([&](Operation *op) {
-      if (!isa<BarrierOp, CopyToLdsOp, CopyFromLdsOp, LdsAllocOp>(op))
+      if (!isa<BarrierOp, CopyToLdsOp, CopyIssueOp, CopyCommitOp, CopyFromLdsOp, LdsAllocOp>(op))
         return;
       if (isa<LdsAllocOp>(op)) {
         if (Operation *loop = op->getParentOfType<LoopLikeOpInterface>()) {

@@ -40,6 +40,9 @@ struct Entry {
   SmallVector<Value, 2> names;
   bool isLoad;    // completes a register value
   bool writesLds; // completes an LDS write other waves will read after a barrier
+  /// The type that decides how many instructions the operation issues (see hk.wait_lds's
+  /// `younger`), or null when the translation should count none for it.
+  Type insts;
 };
 
 struct State {
@@ -53,11 +56,46 @@ Value rootOf(Value shared) {
   return shared;
 }
 
+/// The operations a wait leaves in flight, as their instruction-deciding types: across the
+/// analysis' runs of a loop body, the ones every run has (a multiset intersection), so the
+/// instructions they add up to are a lower bound for every run.
+struct Younger {
+  bool set = false;
+  SmallVector<Type> types;
+
+  void meet(ArrayRef<Type> run) {
+    if (!set) {
+      types.assign(run.begin(), run.end());
+      set = true;
+      return;
+    }
+    SmallVector<Type> left(run.begin(), run.end()), kept;
+    for (Type t : types) {
+      auto it = llvm::find(left, t);
+      if (it == left.end())
+        continue;
+      kept.push_back(t);
+      left.erase(it);
+    }
+    types = std::move(kept);
+  }
+};
+
 /// A wait the rewrite will insert.
 struct PlannedWait {
   int64_t count;
   llvm::SetVector<Value> guarded;
+  Younger younger;
 };
+
+/// The instruction-deciding types of entries j+1.. of a queue (what a wait for entry j leaves).
+SmallVector<Type> youngerThan(ArrayRef<Entry> queue, int j) {
+  SmallVector<Type> types;
+  for (const Entry &e : queue.drop_front(j + 1))
+    if (e.insts)
+      types.push_back(e.insts);
+  return types;
+}
 
 class WaitAnalysis {
 public:
@@ -66,15 +104,17 @@ public:
   bool failed = false;
   llvm::MapVector<std::pair<Operation *, int>, PlannedWait> plan;
   llvm::DenseMap<Operation *, llvm::SetVector<Value>> explicitGuards;
+  llvm::DenseMap<Operation *, Younger> explicitYounger;
 
   void runKernel(func::FuncOp kernel) {
     State s = runBlock(kernel.getBody().front(), State());
     if (failed)
       return; // a loop that never settles also ends with its loads in flight: one error is enough
-    // A load whose value is never waited for: nothing will ever read it.
+    // A load whose value is never waited for: nothing will ever read it. (An if's result is only
+    // maybe in flight: a conditional prefetch whose last branch was not taken.)
     for (int c = 0; c < kNumCounters; ++c)
       for (const Entry &e : s.queue[c])
-        if (e.isLoad && report(e.issuer, "end")) {
+        if (e.isLoad && !isa<scf::IfOp>(e.issuer) && report(e.issuer, "end")) {
           InFlightDiagnostic diag =
               kernel.emitError() << "kernel @" << kernel.getSymName()
                                  << " ends with a load in flight on the " << counterName(c)
@@ -112,7 +152,7 @@ private:
     for (int i = 0; i <= j; ++i)
       if (s.queue[c][i].isLoad)
         for (Value v : s.queue[c][i].names)
-          if (isa<RegisterTileType, RegisterVectorType>(v.getType()))
+          if (isa<RegisterTileType, RegisterVectorType, StagedTileType>(v.getType()))
             values.push_back(v);
     s.queue[c].erase(s.queue[c].begin(), s.queue[c].begin() + j + 1);
     return values;
@@ -122,11 +162,13 @@ private:
   void needWait(State &s, int c, int j, Operation *op, Value read, bool barrier) {
     int64_t count = s.queue[c].size() - j - 1;
     Operation *issuer = s.queue[c][j].issuer;
+    SmallVector<Type> younger = youngerThan(s.queue[c], j);
     SmallVector<Value> values = complete(s, c, j);
     if (derive) {
-      auto [it, inserted] = plan.try_emplace({op, c}, PlannedWait{count, {}});
+      auto [it, inserted] = plan.try_emplace({op, c}, PlannedWait{count, {}, {}});
       it->second.count = std::min(it->second.count, count);
       it->second.guarded.insert(values.begin(), values.end());
+      it->second.younger.meet(younger);
       return;
     }
     if (!report(op, barrier ? "barrier" : "read"))
@@ -142,18 +184,27 @@ private:
     diag.attachNote(issuer->getLoc()) << "the operation in flight";
   }
 
+  /// The instruction-deciding type of a register value the tile library counts (tiles).
+  static Type tileInsts(Value v) { return isa<RegisterTileType>(v.getType()) ? v.getType() : Type(); }
+
   void issue(State &s, Operation *op) {
     if (auto o = dyn_cast<LdsLoadOp>(op))
-      s.queue[kLds].push_back({op, {o.getResult()}, true, false});
+      s.queue[kLds].push_back({op, {o.getResult()}, true, false, tileInsts(o.getResult())});
     else if (auto o = dyn_cast<LdsStoreOp>(op))
-      s.queue[kLds].push_back({op, {rootOf(o.getDst())}, false, true});
+      s.queue[kLds].push_back({op, {rootOf(o.getDst())}, false, true, tileInsts(o.getValue())});
     else if (auto o = dyn_cast<LoadOp>(op))
-      s.queue[kVm].push_back({op, {o.getResult()}, true, false});
+      s.queue[kVm].push_back({op, {o.getResult()}, true, false, tileInsts(o.getResult())});
     else if (auto o = dyn_cast<GatherOp>(op))
-      s.queue[kVm].push_back({op, {o.getResult()}, true, false});
+      s.queue[kVm].push_back({op, {o.getResult()}, true, false, Type()});
+    else if (auto o = dyn_cast<CopyIssueOp>(op))
+      s.queue[kVm].push_back({op, {o.getResult()}, true, false, o.getType()});
+    else if (auto o = dyn_cast<CopyCommitOp>(op))
+      s.queue[kLds].push_back({op, {rootOf(o.getDst())}, false, true, o.getValue().getType()});
     else if (auto o = dyn_cast<CopyToLdsOp>(op))
       // Asynchronous global->LDS DMA counts on vmcnt; elsewhere the copy ends in LDS writes.
-      s.queue[facts.asyncGlobalToLds ? kVm : kLds].push_back({op, {rootOf(o.getDst())}, false, true});
+      // Where the copy's path is chosen at run time (CDNA) it counts no instructions.
+      s.queue[facts.asyncGlobalToLds ? kVm : kLds].push_back(
+          {op, {rootOf(o.getDst())}, false, true, facts.asyncGlobalToLds ? Type() : o.getDst().getType()});
   }
 
   /// The reads of `op`: its operands, except what a loop's yield carries to the next iteration.
@@ -191,7 +242,9 @@ private:
                         << " in flight here; remove it";
       return;
     }
-    SmallVector<Value> values = complete(s, c, s.queue[c].size() - count - 1);
+    int j = s.queue[c].size() - count - 1;
+    explicitYounger[op].meet(youngerThan(s.queue[c], j));
+    SmallVector<Value> values = complete(s, c, j);
     explicitGuards[op].insert(values.begin(), values.end());
   }
 
@@ -238,12 +291,18 @@ private:
 
   /// scf.if, scf.while and the like: each region starts from `s`; what a region issues must
   /// complete inside it, so the merged state is what was in flight before, less what every
-  /// region completed.
+  /// region completed. An scf.if may yield a load still in flight (a conditional prefetch): a
+  /// region keeps the loads it yields when nothing it issued after them must complete, and the
+  /// if's result is then in flight on that counter after the if, counting no instructions (a
+  /// region may not have issued it).
   State runBranches(Operation *op, State s) {
+    auto ifOp = dyn_cast<scf::IfOp>(op);
     State merged;
     for (int c = 0; c < kNumCounters; ++c)
       merged.queue[c] = s.queue[c];
     SmallVector<llvm::DenseSet<Operation *>> alive(kNumCounters);
+    // Per counter, the if results some region leaves in flight.
+    SmallVector<llvm::SetVector<unsigned>> results(kNumCounters);
     bool anyRegion = false;
     for (Region &region : op->getRegions()) {
       if (region.empty())
@@ -254,24 +313,45 @@ private:
       for (Operation &child : block.without_terminator())
         inner = runOp(&child, std::move(inner));
       Operation *terminator = block.getTerminator();
-      // Drain what the region issued before leaving it.
+      ValueRange yielded = ifOp ? terminator->getOperands() : ValueRange();
+      auto isYielded = [&](const Entry &e) {
+        return e.isLoad && llvm::any_of(e.names, [&](Value n) { return llvm::is_contained(yielded, n); });
+      };
+      // Drain what the region issued before leaving it, but the yielded loads it issued last.
       for (int c = 0; c < kNumCounters; ++c) {
         int j = -1;
-        for (int i = inner.queue[c].size() - 1; i >= 0 && j < 0; --i)
-          if (!llvm::any_of(s.queue[c], [&](const Entry &e) { return e.issuer == inner.queue[c][i].issuer; }))
+        bool keep = true;
+        for (int i = inner.queue[c].size() - 1; i >= 0 && j < 0; --i) {
+          const Entry &e = inner.queue[c][i];
+          if (llvm::any_of(s.queue[c], [&](const Entry &x) { return x.issuer == e.issuer; }))
+            continue;
+          keep = keep && isYielded(e);
+          if (!keep)
             j = i;
+        }
         if (j >= 0)
           needWait(inner, c, j, terminator, Value(), false);
       }
-      inner = runOp(terminator, std::move(inner));
+      if (ifOp) {
+        // The yield carries values out of the if instead of reading them.
+        for (int c = 0; c < kNumCounters; ++c)
+          for (auto [i, v] : llvm::enumerate(yielded))
+            if (find(inner, c, v, /*loadsOnly=*/true) >= 0)
+              results[c].insert(i);
+      } else {
+        inner = runOp(terminator, std::move(inner));
+      }
       for (int c = 0; c < kNumCounters; ++c)
         for (const Entry &e : inner.queue[c])
           alive[c].insert(e.issuer);
     }
     if (!anyRegion)
       return s;
-    for (int c = 0; c < kNumCounters; ++c)
+    for (int c = 0; c < kNumCounters; ++c) {
       llvm::erase_if(merged.queue[c], [&](const Entry &e) { return !alive[c].contains(e.issuer); });
+      for (unsigned i : results[c])
+        merged.queue[c].push_back({op, {op->getResult(i)}, true, false, Type()});
+    }
     return merged;
   }
 
@@ -352,6 +432,14 @@ private:
   }
 };
 
+/// The `younger` attribute of a wait: absent when the wait leaves nothing in flight or nothing
+/// the translation can count.
+ArrayAttr youngerAttr(OpBuilder &b, int64_t count, const Younger &younger) {
+  if (count == 0 || younger.types.empty())
+    return ArrayAttr();
+  return b.getTypeArrayAttr(younger.types);
+}
+
 struct WaitsPass : public hk::impl::HKWaitsBase<WaitsPass> {
   using HKWaitsBase::HKWaitsBase;
 
@@ -373,17 +461,22 @@ struct WaitsPass : public hk::impl::HKWaitsBase<WaitsPass> {
       OpBuilder b(op);
       SmallVector<Value> guarded(wait.guarded.begin(), wait.guarded.end());
       IntegerAttr count = b.getI32IntegerAttr(wait.count);
+      ArrayAttr younger = youngerAttr(b, wait.count, wait.younger);
       if (counter == kLds)
-        WaitLdsOp::create(b, op->getLoc(), count, guarded);
+        WaitLdsOp::create(b, op->getLoc(), count, guarded, younger);
       else
-        WaitVmOp::create(b, op->getLoc(), count, guarded);
+        WaitVmOp::create(b, op->getLoc(), count, guarded, younger);
     }
     for (auto &[op, values] : analysis.explicitGuards) {
       SmallVector<Value> guarded(values.begin(), values.end());
-      if (auto w = dyn_cast<WaitLdsOp>(op))
+      OpBuilder b(op);
+      if (auto w = dyn_cast<WaitLdsOp>(op)) {
         w.getGuardedMutable().assign(guarded);
-      else if (auto w = dyn_cast<WaitVmOp>(op))
+        w.setYoungerAttr(youngerAttr(b, w.getCount(), analysis.explicitYounger[op]));
+      } else if (auto w = dyn_cast<WaitVmOp>(op)) {
         w.getGuardedMutable().assign(guarded);
+        w.setYoungerAttr(youngerAttr(b, w.getCount(), analysis.explicitYounger[op]));
+      }
     }
     return true;
   }

@@ -79,6 +79,14 @@ FailureOr<std::string> CppEmitter::typeName(Type type, Location loc) {
       return failure();
     return llvm::formatv("hk::gl<{0}>", *e).str();
   }
+  if (auto staged = dyn_cast<StagedTileType>(type)) {
+    auto e = element(staged.getElementType());
+    if (failed(e))
+      return failure();
+    return llvm::formatv("hk::staging<hk::st<{0}, {1}, {2}>, {3}>", *e, staged.getRows(),
+                         staged.getCols(), warps)
+        .str();
+  }
   if (isa<CoordType>(type))
     return std::string("hk::coord");
   return element(type);
@@ -152,7 +160,7 @@ std::string CppEmitter::name(Value v) {
   if (it != names.end())
     return it->second;
   const char *prefix = "v";
-  if (isa<RegisterTileType, RegisterVectorType>(v.getType()))
+  if (isa<RegisterTileType, RegisterVectorType, StagedTileType>(v.getType()))
     prefix = "t";
   else if (isa<SharedTileType, SharedVectorType>(v.getType()))
     prefix = "s";

@@ -32,7 +32,11 @@ private:
   LogicalResult writeWhile(scf::WhileOp loop);
   LogicalResult writeHK(Operation *op);
   SharedPlace placeOf(Value shared, Value buffer);
-  LogicalResult writeWait(StringRef fn, int64_t count, ValueRange guarded);
+  CastOp storedConversion(Value v);
+  LogicalResult writeWait(StringRef fn, int64_t count, ValueRange guarded, ArrayAttr younger,
+                          Location loc);
+  LogicalResult writeIteration(scf::ForOp loop);
+  LogicalResult writeLoopBody(scf::ForOp loop, StringRef iv);
   LogicalResult assignAll(ValueRange targets, ValueRange values);
   std::string literal(TypedAttr value);
   LogicalResult scalarResult(Operation *op, StringRef expr);

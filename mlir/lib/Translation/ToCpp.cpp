@@ -146,6 +146,27 @@ LogicalResult KernelWriter::writeOp(Operation *op) {
   return op->emitError() << "hk-to-cpp cannot translate '" << op->getName() << "'";
 }
 
+/// The loop's body, then its carried values updated from what it yields.
+LogicalResult KernelWriter::writeIteration(scf::ForOp loop) {
+  if (failed(writeBlock(*loop.getBody())))
+    return failure();
+  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
+  return assignAll(loop.getRegionIterArgs(), yield.getOperands());
+}
+
+/// One iteration with the induction variable bound to `iv`, in a scope of its own (an unrolled
+/// loop writes the body several times).
+LogicalResult KernelWriter::writeLoopBody(scf::ForOp loop, StringRef iv) {
+  e.line() << "{\n";
+  e.indent++;
+  e.line() << "const int " << n(loop.getInductionVar()) << " = " << iv << ";\n";
+  if (failed(writeIteration(loop)))
+    return failure();
+  e.indent--;
+  e.line() << "}\n";
+  return success();
+}
+
 LogicalResult KernelWriter::writeFor(scf::ForOp loop) {
   for (auto [init, arg, result] :
        llvm::zip(loop.getInitArgs(), loop.getRegionIterArgs(), loop.getResults())) {
@@ -155,14 +176,36 @@ LogicalResult KernelWriter::writeFor(scf::ForOp loop) {
     e.line() << *type << " " << n(arg) << " = " << n(init) << ";\n";
     e.alias(result, arg);
   }
+  int64_t unroll = 1;
+  if (auto attr = loop->getAttrOfType<IntegerAttr>(kUnrollAttr))
+    unroll = attr.getInt();
   std::string iv = n(loop.getInductionVar());
-  e.line() << "for (int " << iv << " = " << n(loop.getLowerBound()) << "; " << iv << " < "
-           << n(loop.getUpperBound()) << "; " << iv << " += " << n(loop.getStep()) << ") {\n";
+  std::string lb = n(loop.getLowerBound()), ub = n(loop.getUpperBound()), step = n(loop.getStep());
+  if (unroll == 1) {
+    e.line() << "for (int " << iv << " = " << lb << "; " << iv << " < " << ub << "; " << iv
+             << " += " << step << ") {\n";
+    e.indent++;
+    if (failed(writeIteration(loop)))
+      return failure();
+    e.indent--;
+    e.line() << "}\n";
+    return success();
+  }
+  // The body `unroll` times per iteration, then the iterations left: in the unrolled copies the
+  // compiler knows `k % unroll` of each, so LDS buffer indices become constants.
+  std::string k = iv + "_k";
+  e.line() << "int " << k << " = " << lb << ";\n";
+  e.line() << "for (; " << k << " + " << unroll - 1 << " * " << step << " < " << ub << "; " << k
+           << " += " << unroll << " * " << step << ") {\n";
   e.indent++;
-  if (failed(writeBlock(*loop.getBody())))
-    return failure();
-  auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-  if (failed(assignAll(loop.getRegionIterArgs(), yield.getOperands())))
+  for (int64_t i = 0; i < unroll; ++i)
+    if (failed(writeLoopBody(loop, k + " + " + std::to_string(i) + " * " + step)))
+      return failure();
+  e.indent--;
+  e.line() << "}\n";
+  e.line() << "for (; " << k << " < " << ub << "; " << k << " += " << step << ") {\n";
+  e.indent++;
+  if (failed(writeLoopBody(loop, k)))
     return failure();
   e.indent--;
   e.line() << "}\n";

@@ -14,13 +14,46 @@ using namespace mlir::hk::detail;
 
 static const char *dimName(Dim d) { return d == Dim::x ? "x" : d == Dim::y ? "y" : "z"; }
 
-LogicalResult KernelWriter::writeWait(StringRef fn, int64_t count, ValueRange guarded) {
-  e.line() << "hk::" << fn << "<" << count << ">();\n";
+LogicalResult KernelWriter::writeWait(StringRef fn, int64_t count, ValueRange guarded,
+                                      ArrayAttr younger, Location loc) {
+  // The hardware counts instructions: the operations left in flight add up to the tile
+  // library's (lower-bound) count of the instructions each issues. Without a description of
+  // them the wait waits for everything.
+  std::string insts;
+  if (count > 0 && younger) {
+    StringRef counter = fn == "wait_lds" ? "lds_insts" : "vm_insts";
+    for (Attribute a : younger) {
+      Type t = cast<TypeAttr>(a).getValue();
+      if (auto st = dyn_cast<SharedTileType>(t))
+        t = StagedTileType::get(t.getContext(), st.getElementType(), st.getRows(), st.getCols());
+      auto type = e.typeName(isa<RegisterTileType>(t) ? cast<RegisterTileType>(t).withRole(Role::none) : t, loc);
+      if (failed(type))
+        return failure();
+      insts += (insts.empty() ? "" : " + ") + ("hk::" + counter + "<" + *type + ">()").str();
+    }
+  }
+  e.line() << "hk::" << fn << "<" << (insts.empty() ? "0" : insts) << ">();\n";
   // The bind makes every register of the completed tiles an operand of a volatile asm right
   // after the wait, so nothing that reads them can move above it.
   for (Value v : guarded)
     e.line() << "hk::bind(" << n(v) << ");\n";
   return success();
+}
+
+/// The conversion of a register tile whose only use is a store to global memory: the tile
+/// library stores the source converting each element, so the converted tile (often in another
+/// register pattern) is never held.
+CastOp KernelWriter::storedConversion(Value v) {
+  auto cast = v.getDefiningOp<CastOp>();
+  if (!cast || !isa<RegisterTileType>(cast.getX().getType()) || !v.hasOneUse() ||
+      !isa<StoreOp>(*v.getUsers().begin()))
+    return CastOp();
+  auto from = cast.getX().getType(), to = cast.getType();
+  auto a = cast_or_null<RegisterTileType>(from), b = cast_or_null<RegisterTileType>(to);
+  // Only a change of element type: a change of layout is a data movement of its own.
+  if (!a || !b || a.getLayout() != b.getLayout())
+    return CastOp();
+  return cast;
 }
 
 /// Where a shared value lives: `root[buffer]`, plus the row and column offsets (empty when zero)
@@ -90,7 +123,12 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
       })
       // Global memory.
       .Case([&](LoadOp o) -> LogicalResult { return into(o.getResult(), "load", {n(o.getSrc()), n(o.getCoord())}); })
-      .Case([&](StoreOp o) -> LogicalResult { return call("store", {n(o.getDst()), n(o.getValue()), n(o.getCoord())}); })
+      .Case([&](StoreOp o) -> LogicalResult {
+        // A conversion stored and used nowhere else converts on the way (see storedConversion).
+        if (auto cast = storedConversion(o.getValue()))
+          return call("store", {n(o.getDst()), n(cast.getX()), n(o.getCoord())});
+        return call("store", {n(o.getDst()), n(o.getValue()), n(o.getCoord())});
+      })
       .Case([&](GatherOp o) -> LogicalResult {
         return into(o.getResult(), "gather_rows", {n(o.getSrc()), n(o.getRowIds()), n(o.getCoord())});
       })
@@ -150,6 +188,20 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
           e.asyncCopyPending = true;
         return success();
       })
+      // Split copies: the global view's divisor picks the tile library's path at compile time.
+      .Case([&](CopyIssueOp o) -> LogicalResult {
+        if (failed(declared(o.getResult())))
+          return failure();
+        e.line() << "hk::group<" << e.warps << ">::issue<" << o.getSrc().getType().getDivisor()
+                 << ">(" << n(o.getResult()) << ", " << n(o.getSrc()) << ", " << n(o.getCoord()) << ");\n";
+        return success();
+      })
+      .Case([&](CopyCommitOp o) -> LogicalResult {
+        e.line() << "hk::group<" << e.warps << ">::" << (o.getTranspose() ? "commit_transposed(" : "commit(")
+                 << placeOf(o.getDst(), o.getBuffer()).tile
+                 << ", " << n(o.getValue()) << ");\n";
+        return success();
+      })
       .Case([&](CopyFromLdsOp o) -> LogicalResult {
         if (o.getSrc().getDefiningOp<SubtileOp>())
           return o.emitError() << "a workgroup copy out of a subtile is not supported; copy the "
@@ -159,10 +211,12 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
         return success();
       })
       // Waits, barriers, scheduling.
-      .Case([&](WaitLdsOp o) -> LogicalResult { return writeWait("wait_lds", o.getCount(), o.getGuarded()); })
+      .Case([&](WaitLdsOp o) -> LogicalResult {
+        return writeWait("wait_lds", o.getCount(), o.getGuarded(), o.getYoungerAttr(), o.getLoc());
+      })
       .Case([&](WaitVmOp o) -> LogicalResult {
         e.asyncCopyPending = false;
-        return writeWait("wait_vm", o.getCount(), o.getGuarded());
+        return writeWait("wait_vm", o.getCount(), o.getGuarded(), o.getYoungerAttr(), o.getLoc());
       })
       .Case([&](BarrierOp) -> LogicalResult {
         if (e.asyncCopyPending) {
@@ -235,7 +289,11 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
           return into(o.getResult(), fn, {n(o.getX()), n(o.getInit())});
         return into(o.getResult(), fn, {n(o.getX())});
       })
-      .Case([&](CastOp o) -> LogicalResult { return into(o.getResult(), "copy", {n(o.getX())}); })
+      .Case([&](CastOp o) -> LogicalResult {
+        if (storedConversion(o.getResult()))
+          return success(); // written by its store
+        return into(o.getResult(), "copy", {n(o.getX())});
+      })
       .Case([&](TransposeOp o) -> LogicalResult { return into(o.getResult(), "transpose", {n(o.getX())}); })
       .Case([&](RandOp o) -> LogicalResult {
         return into(o.getResult(), "rand", {"static_cast<uint32_t>(" + n(o.getSeed()) + ")", n(o.getOffsets())});

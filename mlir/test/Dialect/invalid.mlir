@@ -180,6 +180,68 @@ func.func @f(%a: !hk.gl<f16>, %c: !hk.coord, %s: !hk.st<bf16, 64x64, 1>, %i: ind
 
 // -----
 
+// expected-error @+1 {{global view divisor must be a positive power of two but got 12}}
+func.func private @f(!hk.gl<bf16, div 12>)
+
+// -----
+
+// expected-error @+1 {{staged tile shape must be a positive multiple of 16 in each dimension but got 32x24}}
+func.func private @f(!hk.staged<bf16, 32x24>)
+
+// -----
+
+func.func @f(%a: !hk.gl<f16>, %c: !hk.coord) {
+  // expected-error @+1 {{'hk.copy_issue' op expected staged tile element type 'f16' but got 'bf16'}}
+  %t = hk.copy_issue %a[%c] : !hk.gl<f16> -> !hk.staged<bf16, 64x64>
+  return
+}
+
+// -----
+
+func.func @f(%t: !hk.staged<bf16, 64x32>, %s: !hk.st<bf16, 64x64, 2>, %i: index) {
+  // expected-error @+1 {{'hk.copy_commit' op expected staged tile shape 64x64 but got 64x32}}
+  hk.copy_commit %t, %s[%i] : !hk.staged<bf16, 64x32>, !hk.st<bf16, 64x64, 2>
+  return
+}
+
+// -----
+
+func.func @f(%t: !hk.staged<bf16, 16x64>, %i: index) {
+  %s = hk.lds_alloc : !hk.st<bf16, 64x64, 1>
+  %q = hk.subtile %s[%i, %i, %i] : !hk.st<bf16, 64x64, 1> -> !hk.st<bf16, 16x64, 1>
+  // expected-error @+1 {{'hk.copy_commit' op expected a shared tile from hk.lds_alloc but got a subtile; commit into the whole shared tile}}
+  hk.copy_commit %t, %q[%i] : !hk.staged<bf16, 16x64>, !hk.st<bf16, 16x64, 1>
+  return
+}
+
+// -----
+
+func.func @f(%t: !hk.staged<bf16, 64x32>, %s: !hk.st<bf16, 64x32, 2>, %i: index) {
+  // expected-error @+1 {{'hk.copy_commit' op expected a staged tile of shape 32x64 to commit transposed but got 64x32}}
+  hk.copy_commit %t, %s[%i] transpose : !hk.staged<bf16, 64x32>, !hk.st<bf16, 64x32, 2>
+  return
+}
+
+// -----
+
+func.func @f(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  // expected-error @+1 {{'hk.unroll' must be a positive integer but got 0 : i64}}
+  scf.for %k = %c0 to %n step %c1 {
+  } {hk.unroll = 0 : i64}
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'hk.unroll' is only valid on an scf.for}}
+func.func @f() attributes {hk.unroll = 2 : i64} {
+  return
+}
+
+// -----
+
 func.func @f(%a: !hk.gl<f16>, %c: !hk.coord, %s: !hk.st<bf16, 64x64, 1>, %i: index) {
   // expected-error @+1 {{'hk.copy_from_lds' op expected global view element type 'bf16' but got 'f16'}}
   hk.copy_from_lds %s[%i], %a[%c] : !hk.st<bf16, 64x64, 1>, !hk.gl<f16>

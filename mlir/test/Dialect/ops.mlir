@@ -15,12 +15,14 @@
 // CHECK-SAME: !hk.gl<f8E4M3FN>
 // CHECK-SAME: !hk.gl<f8E5M2>
 // CHECK-SAME: !hk.gl<i8>
+// CHECK-SAME: !hk.gl<bf16, div 64>
+// CHECK-SAME: !hk.staged<bf16, 128x32>
 // CHECK-SAME: !hk.coord
 func.func private @types(!hk.rt<bf16, 16x64, row>, !hk.rt<f32, 16x16, row, c>,
                          !hk.rt<f16, 32x16, col, b>, !hk.rt<i1, 16x16, row>,
                          !hk.rv<f32, 16, col>, !hk.rv<i32, 64, row>, !hk.st<bf16, 64x64, 2>,
                          !hk.sv<f32, 64, 1>, !hk.gl<f8E4M3FN>, !hk.gl<f8E5M2>, !hk.gl<i8>,
-                         !hk.coord)
+                         !hk.gl<bf16, div 64>, !hk.staged<bf16, 128x32>, !hk.coord)
 
 // CHECK-LABEL: func.func @indexing
 func.func @indexing(%a: !hk.gl<bf16>) attributes {hk.kernel, hk.warps = 4 : i32} {
@@ -91,6 +93,31 @@ func.func @lds(%a: !hk.gl<bf16>, %c: !hk.coord, %i: index) attributes {hk.kernel
   hk.sched_barrier 0
   // CHECK: hk.set_prio 1
   hk.set_prio 1
+  return
+}
+
+// CHECK-LABEL: func.func @staged_copies
+func.func @staged_copies(%a: !hk.gl<bf16, div 64>, %c: !hk.coord, %n: index) attributes {hk.kernel} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %s = hk.lds_alloc : !hk.st<bf16, 128x32, 2>
+  // CHECK: %[[T:.*]] = hk.copy_issue %{{.*}}[%{{.*}}] : !hk.gl<bf16, div 64> -> !hk.staged<bf16, 128x32>
+  %t = hk.copy_issue %a[%c] : !hk.gl<bf16, div 64> -> !hk.staged<bf16, 128x32>
+  // CHECK: hk.wait_vm 0 for %[[T]] : !hk.staged<bf16, 128x32>
+  hk.wait_vm 0 for %t : !hk.staged<bf16, 128x32>
+  // CHECK: hk.copy_commit %[[T]], %{{.*}}[%{{.*}}] : !hk.staged<bf16, 128x32>, !hk.st<bf16, 128x32, 2>
+  hk.copy_commit %t, %s[%c0] : !hk.staged<bf16, 128x32>, !hk.st<bf16, 128x32, 2>
+  // CHECK: hk.copy_commit %{{.*}}, %{{.*}}[%{{.*}}] transpose : !hk.staged<bf16, 32x128>, !hk.st<bf16, 128x32, 2>
+  %u = hk.copy_issue %a[%c] : !hk.gl<bf16, div 64> -> !hk.staged<bf16, 32x128>
+  hk.wait_vm 0 for %u : !hk.staged<bf16, 32x128>
+  hk.copy_commit %u, %s[%c1] transpose : !hk.staged<bf16, 32x128>, !hk.st<bf16, 128x32, 2>
+  // CHECK: hk.wait_lds 1 {younger = [!hk.rt<bf16, 16x32, row>]}
+  hk.wait_lds 1 {younger = [!hk.rt<bf16, 16x32, row>]}
+  // CHECK: scf.for
+  // CHECK: } {hk.unroll = 2 : i64}
+  scf.for %k = %c0 to %n step %c1 {
+    hk.barrier
+  } {hk.unroll = 2 : i64}
   return
 }
 

@@ -173,3 +173,50 @@ module {
     return
   }
 }
+
+// -----
+
+// Split copies: the global view's divisor picks the tile library's load path at compile time;
+// the staging is the workgroup's (4 warps). A wait that leaves operations in flight counts the
+// instructions they issue, as the tile library states them. A loop with hk.unroll = 2 writes
+// its body twice per iteration (the index of each copy is k + i), then the iteration left.
+// CHECK-LABEL: hk_kernel_staged(
+// CHECK: hk::staging<hk::st<hk::bf16, 64, 32>, 4> [[T:t[0-9]+]];
+// CHECK-NEXT: hk::group<4>::issue<64>([[T]], {{v[0-9]+}}, {{c[0-9]+}});
+// CHECK: hk::wait_vm<0>();
+// CHECK-NEXT: hk::bind([[T]]);
+// CHECK-NEXT: hk::group<4>::commit({{s[0-9]+}}[{{v[0-9]+}}], [[T]]);
+// CHECK: hk::group<4>::commit_transposed({{s[0-9]+}}[{{v[0-9]+}}], {{t[0-9]+}});
+// CHECK: hk::wait_lds<hk::lds_insts<hk::rt<hk::bf16, 16, 64, hk::row_l>>() + hk::lds_insts<hk::staging<hk::st<hk::bf16, 64, 32>, 4>>()>();
+// CHECK: int [[K:v[0-9]+]]_k = {{v[0-9]+}};
+// CHECK-NEXT: for (; [[K]]_k + 1 * [[STEP:v[0-9]+]] < [[N:v[0-9]+]]; [[K]]_k += 2 * [[STEP]]) {
+// CHECK-NEXT: {
+// CHECK-NEXT: const int [[K]] = [[K]]_k + 0 * [[STEP]];
+// CHECK: hk::barrier();
+// CHECK: {
+// CHECK-NEXT: const int [[K]] = [[K]]_k + 1 * [[STEP]];
+// CHECK: hk::barrier();
+// CHECK: for (; [[K]]_k < [[N]]; [[K]]_k += [[STEP]]) {
+// CHECK-NEXT: {
+// CHECK-NEXT: const int [[K]] = [[K]]_k;
+// CHECK: hk::barrier();
+module {
+  func.func @staged(%a: !hk.gl<bf16, div 64>, %c: !hk.coord, %n: index) attributes {hk.kernel, hk.warps = 4 : i32, hk.lds_bytes = 12288 : i64} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %s = hk.lds_alloc {offset = 0 : i64} : !hk.st<bf16, 64x32, 2>
+    %q = hk.lds_alloc {offset = 8192 : i64} : !hk.st<bf16, 16x64, 2>
+    %t = hk.copy_issue %a[%c] : !hk.gl<bf16, div 64> -> !hk.staged<bf16, 64x32>
+    hk.wait_vm 0 for %t : !hk.staged<bf16, 64x32>
+    hk.copy_commit %t, %s[%c0] : !hk.staged<bf16, 64x32>, !hk.st<bf16, 64x32, 2>
+    %u = hk.copy_issue %a[%c] : !hk.gl<bf16, div 64> -> !hk.staged<bf16, 32x64>
+    hk.wait_vm 0 for %u : !hk.staged<bf16, 32x64>
+    hk.copy_commit %u, %s[%c1] transpose : !hk.staged<bf16, 32x64>, !hk.st<bf16, 64x32, 2>
+    %x = hk.lds_load %q[%c0] : !hk.st<bf16, 16x64, 2> -> !hk.rt<bf16, 16x64, row>
+    hk.wait_lds 2 {younger = [!hk.rt<bf16, 16x64, row>, !hk.staged<bf16, 64x32>]}
+    scf.for %k = %c0 to %n step %c1 {
+      hk.barrier
+    } {hk.unroll = 2 : i64}
+    return
+  }
+}

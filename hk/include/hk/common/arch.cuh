@@ -48,6 +48,8 @@ inline constexpr int WAVE = HK_WAVE;
 inline constexpr int GROUPS = HK_WAVE / 16;
 
 HK_DEV int laneid() { return static_cast<int>(__lane_id()); }
-HK_DEV int warpid() { return static_cast<int>(threadIdx.x) / WAVE; }
+// The wave's index in its workgroup, read from lane 0: the compiler then knows it is the same
+// in every lane (an SGPR), so branches on it are uniform and addresses built from it scalar.
+HK_DEV int warpid() { return __builtin_amdgcn_readfirstlane(static_cast<int>(threadIdx.x) / WAVE); }
 
 }  // namespace hk

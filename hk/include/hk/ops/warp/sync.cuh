@@ -7,7 +7,7 @@
 // after the wait. The translation binds every fragment after every wait.
 #pragma once
 
-#include "../../types/register/rt.cuh"
+#include "../../types/register/register.cuh"
 
 namespace hk {
 
@@ -16,16 +16,39 @@ namespace hk {
 // with wait_vm<0>() first (see group/memory/tile/global_to_shared.cuh).
 HK_DEV void barrier() { __syncthreads(); }
 
-// Wait until at most N LDS (and scalar memory) operations of this wave are outstanding:
-// s_waitcnt lgkmcnt(N), s_wait_dscnt N on gfx12.
+namespace detail {
+// s_waitcnt's immediate with every counter but one at its maximum (gfx9: vmcnt in bits 3:0 and
+// 15:14, expcnt 6:4, lgkmcnt 11:8; gfx11: vmcnt 15:10, lgkmcnt 9:4, expcnt 2:0).
+#if defined(HK_RDNA3)
+template <int N> inline constexpr int waitcnt_lgkm = 0xFC07 | (N << 4);
+template <int N> inline constexpr int waitcnt_vm = 0x03F7 | (N << 10);
+#elif defined(HK_CDNA)
+template <int N> inline constexpr int waitcnt_lgkm = 0xC07F | (N << 8);
+template <int N> inline constexpr int waitcnt_vm = 0x0F70 | (N & 15) | ((N >> 4) << 14);
+#endif
+
+// A wait the compiler knows of: its own wait insertion then counts from it instead of adding a
+// wait before every use. The empty asm before it keeps earlier memory operations from sinking
+// below it (a load moved past the wait would not be covered by its count). gfx12 has no
+// s_waitcnt and clang no builtin for its split counters: there the wait is an asm statement.
+template <int ENC>
+HK_DEV void waitcnt() {
+  asm volatile("" ::: "memory");
+  __builtin_amdgcn_s_waitcnt(ENC);
+}
+}  // namespace detail
+
+// Wait until at most N LDS (and scalar memory) instructions of this wave are outstanding:
+// s_waitcnt lgkmcnt(N), s_wait_dscnt N on gfx12. A count above the counter's range waits for
+// the range's maximum (longer, never shorter).
 template <int N = 0>
 HK_DEV void wait_lds() {
+  static_assert(N >= 0, "hk::wait_lds: the count is not negative");
 #if defined(HK_RDNA4)
-  static_assert(N >= 0 && N < 64, "hk::wait_lds: count out of range");
-  asm volatile("s_wait_dscnt %0" ::"n"(N) : "memory");
+  asm volatile("s_wait_dscnt %0" ::"n"(N < 63 ? N : 63) : "memory");
 #else
-  static_assert(N >= 0 && N < 16, "hk::wait_lds: count out of range");
-  asm volatile("s_waitcnt lgkmcnt(%0)" ::"n"(N) : "memory");
+  constexpr int max = HK_WAVE == 32 ? 63 : 15;
+  detail::waitcnt<detail::waitcnt_lgkm<(N < max ? N : max)>>();
 #endif
 }
 
@@ -33,11 +56,11 @@ HK_DEV void wait_lds() {
 // global->LDS DMA): s_waitcnt vmcnt(N), s_wait_loadcnt N on gfx12.
 template <int N = 0>
 HK_DEV void wait_vm() {
-  static_assert(N >= 0 && N < 64, "hk::wait_vm: count out of range");
+  static_assert(N >= 0, "hk::wait_vm: the count is not negative");
 #if defined(HK_RDNA4)
-  asm volatile("s_wait_loadcnt %0" ::"n"(N) : "memory");
+  asm volatile("s_wait_loadcnt %0" ::"n"(N < 63 ? N : 63) : "memory");
 #else
-  asm volatile("s_waitcnt vmcnt(%0)" ::"n"(N) : "memory");
+  detail::waitcnt<detail::waitcnt_vm<(N < 63 ? N : 63)>>();
 #endif
 }
 
@@ -59,7 +82,7 @@ HK_DEV void bind_words(X& x) {
 // Pin register tiles (or vectors) behind the preceding wait: see the top of this file.
 template <class... X>
 HK_DEV void bind(X&... x) {
-  static_assert(((is_rt<X> || is_rv<X>) && ...), "hk::bind: takes register tiles or vectors");
+  static_assert(((is_rt<X> || is_rv<X> || is_staging<X>) && ...), "hk::bind: takes register tiles, vectors or stagings");
   (detail::bind_words(x), ...);
 }
 

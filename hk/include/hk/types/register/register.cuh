@@ -2,3 +2,4 @@
 #include "layout.cuh"
 #include "rv.cuh"
 #include "rt.cuh"
+#include "staging.cuh"

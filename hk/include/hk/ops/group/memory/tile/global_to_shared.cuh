@@ -153,6 +153,14 @@ struct group {
     detail::group_store_sync<ST, threads>(dst, src, idx, thread());
   }
 
+  // Split copies through registers (memory/tile/staged.cuh).
+  template <int DIV, class S, class T>
+  HK_DEV static void issue(S& s, const gl<T>& src, coord idx);
+  template <class ST, class S>
+  HK_DEV static void commit(ST& dst, const S& s);
+  template <class ST, class S>
+  HK_DEV static void commit_transposed(ST& dst, const S& s);
+
   // Shared vectors (memory/vec/global_to_shared.cuh).
   template <class SV, class T>
   HK_DEV static void load_vec(SV& dst, const gl<T>& src, coord idx);

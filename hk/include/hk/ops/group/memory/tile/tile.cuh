@@ -1,2 +1,3 @@
 #pragma once
 #include "global_to_shared.cuh"
+#include "staged.cuh"

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "runs.cuh"
+#include "../../../../common/buffer.cuh"
 #include "../../../../types/global/gl.cuh"
 
 namespace hk {
@@ -28,6 +29,14 @@ HK_DEV T load_or_zero(bool in, const T* p, const T* safe) {
 // the tensor is never addressed through it).
 template <int N>
 HK_DEV int origin(int t) { return t * N; }
+
+// The bytes an element-path store may write from a tile's first element: up to the last element
+// of the tensor's slice, none for a tile that touches nothing (rows 0; a touching tile has
+// rows > 0 and cols > 0).
+template <class T>
+HK_DEV int64_t edge_bytes(const gl<T>& g, int rows, int cols) {
+  return rows > 0 ? ((rows - 1) * g.stride_row + cols) * static_cast<int64_t>(sizeof(T)) : 0;
+}
 
 template <class RT>
 HK_DEV void zero_tile(RT& dst) {
@@ -69,7 +78,7 @@ HK_DEV void load(RT& dst, const gl<T>& src, coord idx) {
   }
 }
 
-template <class RT, class T> requires is_rt<RT>
+template <class RT, class T> requires(is_rt<RT> && __is_same(typename RT::dtype, T))
 HK_DEV void store(const gl<T>& dst, const RT& src, coord idx) {
   static_assert(is_rt<RT> && __is_same(typename RT::dtype, T), "hk::store: tile and tensor must have the same element type");
   const bool touches = dst.template touches<RT::rows, RT::cols>(idx.b, idx.d, idx.r, idx.c);
@@ -83,13 +92,40 @@ HK_DEV void store(const gl<T>& dst, const RT& src, coord idx) {
       unroll<L / PE>([&](auto k) { detail::store_bytes<P>(base + r * sr + c + PE * k, &src.data[s][e + PE * k]); });
     });
   } else {
-    const int rows = touches ? dst.rows - row0 : 0, cols = dst.cols - col0;
+    // Element by element through a buffer range that ends with the tensor's slice: a store past
+    // it, or masked by an out-of-range offset past the column edge, writes nothing. No branch
+    // per element, and 32-bit offsets instead of a 64-bit address each.
+    const int rows = touches ? dst.rows - row0 : 0, cols = dst.cols - col0, TB = static_cast<int>(sizeof(T));
+    const __amdgpu_buffer_rsrc_t rsrc = detail::buffer_rsrc(base, detail::edge_bytes(dst, rows, cols));
     detail::for_each_run<RT>([&](auto s, auto e, auto l, int r, int c) {
       unroll<decltype(l)::value>([&](auto i) {
-        if (r < rows && c + i < cols) base[r * sr + c + i] = src.data[s][e + i];
+        const bool in = r < rows && c + i < cols;
+        detail::buffer_store_element(rsrc, detail::offset_or_oob(in, (r * sr + c + i) * TB), src.data[s][e + i]);
       });
     });
   }
+}
+
+// A tile stored into a tensor of another element type, each element converted on the way
+// (hk::convert, as hk::copy converts): what `t[idx] = acc.to(T)` compiles to, so that the
+// converted tile, in another register pattern, is never held next to the accumulator. Element
+// by element, through the same buffer range as the edge path above.
+template <class RT, class U> requires(is_rt<RT> && !__is_same(typename RT::dtype, U))
+HK_DEV void store(const gl<U>& dst, const RT& src, coord idx) {
+  if (!detail::writes_memory<RT>()) return;
+  const bool touches = dst.template touches<RT::rows, RT::cols>(idx.b, idx.d, idx.r, idx.c);
+  const int row0 = detail::origin<RT::rows>(idx.r), col0 = detail::origin<RT::cols>(idx.c);
+  U* base = dst.ptr(idx.b, idx.d, row0, col0);
+  const int sr = static_cast<int>(dst.stride_row);
+  const int rows = touches ? dst.rows - row0 : 0, cols = dst.cols - col0, TB = static_cast<int>(sizeof(U));
+  const __amdgpu_buffer_rsrc_t rsrc = detail::buffer_rsrc(base, detail::edge_bytes(dst, rows, cols));
+  detail::for_each_run<RT>([&](auto s, auto e, auto l, int r, int c) {
+    unroll<decltype(l)::value>([&](auto i) {
+      const bool in = r < rows && c + i < cols;
+      detail::buffer_store_element(rsrc, detail::offset_or_oob(in, (r * sr + c + i) * TB),
+                                   convert<U>(src.data[s][e + i]));
+    });
+  });
 }
 
 }  // namespace hk

@@ -1,0 +1,69 @@
+// Buffer resources: a base address and a byte range that the hardware checks on every load.
+//
+// A raw buffer load (buffer_load_b128 ... offen) reads base + soffset + voffset + imm; when
+// voffset + imm is at or past the range it returns zeros without touching memory. soffset is not
+// range checked, so a uniform advance (a K step) goes there and the per-lane part stays in
+// voffset, where an out-of-range lane reads zero at no cost.
+#pragma once
+
+#include "util.cuh"
+
+namespace hk::detail {
+
+// The fourth word of a raw (unstructured, untyped) buffer resource: 32-bit data, range checked
+// against num_records. Its encoding differs between GCN-style CDNA and RDNA3/RDNA4.
+#if defined(HK_RDNA)
+inline constexpr int buffer_rsrc_word3 = 0x31004000;
+#else
+inline constexpr int buffer_rsrc_word3 = 0x00020000;
+#endif
+
+// A voffset that every buffer load reads as zero (past any range).
+inline constexpr uint32_t buffer_oob = 0x80000000u;
+
+// `offset` (below 2^31) where `in`, else out of range: the top bit set arithmetically. A select
+// would do the same, but the compiler may turn a select between addresses into a branch around
+// each load, which diverges and splits every live range around it.
+HK_DEV uint32_t offset_or_oob(bool in, int offset) {
+  return static_cast<uint32_t>(offset) | (static_cast<uint32_t>(!in) << 31);
+}
+
+typedef uint32_t u32x4_buf __attribute__((ext_vector_type(4)));
+
+// A resource over `bytes` bytes from `base` (clamped to the 32-bit range the hardware checks).
+HK_DEV __amdgpu_buffer_rsrc_t buffer_rsrc(const void* base, int64_t bytes) {
+  const int64_t clamped = bytes < 0 ? 0 : bytes > 0x7fffffff ? 0x7fffffff : bytes;
+  return __builtin_amdgcn_make_buffer_rsrc(const_cast<void*>(base), 0, static_cast<int>(clamped), buffer_rsrc_word3);
+}
+
+HK_DEV u32x4_buf buffer_load16(__amdgpu_buffer_rsrc_t r, uint32_t voffset, int soffset) {
+  return __builtin_amdgcn_raw_buffer_load_b128(r, static_cast<int>(voffset), soffset, 0);
+}
+
+// One element of T (1, 2 or 4 bytes) at voffset.
+template <class T>
+HK_DEV T buffer_load_element(__amdgpu_buffer_rsrc_t r, uint32_t voffset) {
+  if constexpr (sizeof(T) == 1) {
+    return __builtin_bit_cast(T, __builtin_amdgcn_raw_buffer_load_b8(r, static_cast<int>(voffset), 0, 0));
+  } else if constexpr (sizeof(T) == 2) {
+    return __builtin_bit_cast(T, __builtin_amdgcn_raw_buffer_load_b16(r, static_cast<int>(voffset), 0, 0));
+  } else {
+    static_assert(sizeof(T) == 4, "hk: buffer elements are 1, 2 or 4 bytes");
+    return __builtin_bit_cast(T, __builtin_amdgcn_raw_buffer_load_b32(r, static_cast<int>(voffset), 0, 0));
+  }
+}
+
+// Stores one element of T at voffset; an out-of-range voffset stores nothing.
+template <class T>
+HK_DEV void buffer_store_element(__amdgpu_buffer_rsrc_t r, uint32_t voffset, T v) {
+  if constexpr (sizeof(T) == 1) {
+    __builtin_amdgcn_raw_buffer_store_b8(__builtin_bit_cast(unsigned char, v), r, static_cast<int>(voffset), 0, 0);
+  } else if constexpr (sizeof(T) == 2) {
+    __builtin_amdgcn_raw_buffer_store_b16(__builtin_bit_cast(unsigned short, v), r, static_cast<int>(voffset), 0, 0);
+  } else {
+    static_assert(sizeof(T) == 4, "hk: buffer elements are 1, 2 or 4 bytes");
+    __builtin_amdgcn_raw_buffer_store_b32(__builtin_bit_cast(unsigned int, v), r, static_cast<int>(voffset), 0, 0);
+  }
+}
+
+}  // namespace hk::detail
