@@ -27,7 +27,7 @@ _EXPORTS = {
     "fp8e4m3": "hk.types", "fp8e5m2": "hk.types", "i8": "hk.types", "i32": "hk.types",
 }
 for _name in ("add_col", "add_row", "broadcast", "causal", "cdiv", "col_max", "col_min", "col_sum",
-              "div_col", "div_row", "full", "gather", "iota", "max_row", "maximum", "min_row",
+              "div_col", "div_row", "full", "gather", "iota", "max_col", "max_row", "maximum", "min_col", "min_row",
               "minimum", "mma", "mma_AB", "mma_ABt", "mma_AtB", "mma_AtBt", "mul_col", "mul_row",
               "neg_infty", "rand", "row_max", "row_min", "row_sum", "scatter", "sub_col", "sub_row",
               "tile_coord", "transpose", "tril", "triu", "where", "zeros"):

@@ -109,10 +109,11 @@ class HKError(Exception):
         return text
 
 
-def from_inside_hk(exc, cls, what):
-    """An hk error of class `cls` for `exc`, a non-hk exception raised inside hk's own code (a
-    value hk did not expect, passed from the user's line), or None when it came from elsewhere
-    (the user's own code keeps its own exception). Located at the innermost user frame."""
+def as_hk_error(exc, cls, what):
+    """An hk error of class `cls` for `exc`, a non-hk exception raised while hk ran the user's
+    code (tracing a kernel, launching it), located at the innermost user frame: raised inside hk,
+    a value hk did not expect, passed from that line; raised by the user's code itself (a typo,
+    a call with the wrong arguments), that line's own error, named."""
     tb, user, inside = exc.__traceback__, None, False
     while tb is not None:  # inside: an hk frame below the innermost user frame
         name = tb.tb_frame.f_code.co_filename
@@ -122,7 +123,7 @@ def from_inside_hk(exc, cls, what):
             user, inside = Location(name, tb.tb_lineno), False
         tb = tb.tb_next
     if not inside:
-        return None
+        return cls("%s: this line raised %s: %s" % (what, type(exc).__name__, exc), location=user)
     return cls("%s: hk cannot use what this line passes it (%s: %s)" % (what, type(exc).__name__, exc),
                location=user, hint="check the types and values of the arguments on this line")
 

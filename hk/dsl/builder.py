@@ -67,6 +67,7 @@ class Builder:
 
     def index_constant(self, value):
         """An index constant, emitted once per enclosing block and value."""
+        check_int(value, "index")
         key = (id(self.block_stack[-1]) if self.block_stack else 0, "index", value)
         cached = self.constants.get(key)
         if cached is not None:
@@ -86,10 +87,25 @@ class Builder:
             if type_text in ("f32", "f16", "bf16"):
                 attr = self.ir.FloatAttr.get(t, float(value))
             else:
+                check_int(value, type_text)
                 attr = self.ir.IntegerAttr.get(t, int(value))
             result = self.d.arith.constant(t, attr)
         self.constants[key] = result
         return result
+
+
+# Compiled code holds index and i32 scalars in 32 bits; a wider constant would wrap there and not
+# on the interpreter.
+_INT_RANGES = {"index": (-2 ** 31, 2 ** 31 - 1), "i32": (-2 ** 31, 2 ** 31 - 1), "i8": (-128, 127),
+               "i1": (0, 1), "i64": (-2 ** 63, 2 ** 63 - 1)}
+
+
+def check_int(value, type_text):
+    lo, hi = _INT_RANGES.get(type_text, (None, None))
+    if lo is not None and not lo <= int(value) <= hi:
+        raise TraceError("the constant %d does not fit %s (%d .. %d)"
+                         % (value, "a 32-bit int" if type_text in ("index", "i32") else type_text, lo, hi),
+                         hint="kernel integers are 32-bit; compute with smaller values or in floats")
 
 
 @contextlib.contextmanager

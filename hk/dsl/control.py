@@ -8,13 +8,14 @@ assigns, each located at the user's statement.
 import builtins
 
 from hk.dsl import builder as _b
-from hk.dsl.values import (DEVICE_LOOP_VARIABLE, NO_ITERATION, UNDEFINED, Scalar, Value, _as_index,
-                           _Register, _Typed, _Undefined, scalar, wrap)
+from hk.dsl.values import (DEVICE_LOOP_LOCAL, DEVICE_LOOP_VARIABLE, NO_ITERATION, UNDEFINED, Scalar,
+                           Value, _as_index, _Register, _Typed, _Undefined, scalar, wrap)
 from hk.errors import Location, TraceError
 
 
 class range:  # noqa: A001 - hk.range mirrors Python's range
-    """`for i in hk.range(start, stop, step, unroll=False)`: a device loop (scf.for).
+    """`for i in hk.range(start, stop, step, unroll=False)`: a device loop (scf.for), counting
+    up from start while i < stop; the step must be positive.
 
     With unroll=True and Python-int bounds the loop unrolls at trace time instead. With
     unroll=N (an int of at least 2) it stays a device loop whose body the compiled kernel holds N
@@ -130,24 +131,30 @@ def _describe(v):
     return type(v).__name__
 
 
-def for_loop(iterable, body, init, names, where, prior=NO_ITERATION):
-    """Runs the loop; returns the carried names' values, then the loop variable's last value
-    (`prior` when the loop ran no iteration, DEVICE_LOOP_VARIABLE after a device loop)."""
+def for_loop(iterable, body, init, names, where, prior=NO_ITERATION, nlocal=0):
+    """Runs the loop; returns the carried names' values, then those of the names first bound in
+    its body, then the loop variable's last value. After a loop that ran no iteration the
+    variable keeps `prior`; after a device loop neither it nor the body's own names have one."""
+    n = len(init)
     if isinstance(iterable, range) and not (iterable.unroll is True and all(
             isinstance(x, int) for x in (iterable.start, iterable.stop, iterable.step))):
-        return _scf_for(iterable, body, init, names, where) + (DEVICE_LOOP_VARIABLE,)
+        carried = _scf_for(iterable, lambda *a: tuple(body(*a))[:n], init, names, where)
+        return carried + (DEVICE_LOOP_LOCAL,) * nlocal + (DEVICE_LOOP_VARIABLE,)
     if isinstance(iterable, range):
         iterable = builtins.range(iterable.start, iterable.stop, iterable.step)
     if isinstance(iterable, Value):
         raise TraceError("a loop over a device value needs hk.range(...)", location=Location(*where))
-    values, last = tuple(init), prior
+    values, local, last = tuple(init), (NO_ITERATION,) * nlocal, prior
     for item in iterable:
-        values = tuple(body(item, *values))
-        last = item
-    return values + (last,)
+        out = tuple(body(item, *values))
+        values, local, last = out[:n], out[n:], item
+    return values + local + (last,)
 
 
 def _scf_for(r, body, init, names, where):
+    if isinstance(r.step, int) and r.step <= 0:
+        raise TraceError("hk.range's step must be positive, not %d" % r.step, location=Location(*where),
+                         hint="count up and index from the end (stop - 1 - i), or unroll with range(...)")
     b = _b.current()
     scf = b.d.scf
     start, stop, step = (_as_index(scalar(x)) for x in (r.start, r.stop, r.step))
@@ -250,12 +257,21 @@ def _probe(fn, args, where):
         scratch.operation.erase()
 
 
-def while_loop(cond_fn, body_fn, init, names, where):
+def while_loop(cond_fn, body_fn, init, names, where, nlocal=0):
+    """Runs the loop; returns the carried names' values, then those of the names first bound in
+    its body (none after a device loop)."""
+    n = len(init)
     if not isinstance(_probe(cond_fn, init, where), Value):
-        values = tuple(init)
+        values, local = tuple(init), (NO_ITERATION,) * nlocal
         while cond_fn(*values):
-            values = tuple(body_fn(*values))
-        return values
+            out = tuple(body_fn(*values))
+            values, local = out[:n], out[n:]
+        return values + local
+    return _scf_while(cond_fn, lambda *a: tuple(body_fn(*a))[:n], init, names, where) + \
+        (DEVICE_LOOP_LOCAL,) * nlocal
+
+
+def _scf_while(cond_fn, body_fn, init, names, where):
     b = _b.current()
     scf = b.d.scf
     leaves, shapes = _flatten_all(init, names, where)

@@ -190,10 +190,7 @@ class Kernel:
             except errors.HKError:
                 raise
             except Exception as e:
-                err = errors.from_inside_hk(e, TraceError, "tracing kernel %s" % self.name)
-                if err is None:
-                    raise
-                raise err from e
+                raise errors.as_hk_error(e, TraceError, "tracing kernel %s" % self.name) from e
             self._traces[key] = traced
             for w in traced.warnings:  # once per specialization: at its trace, build or call
                 errors.warn(w["message"], location=diagnostics.location_of(w))
@@ -296,10 +293,7 @@ class Kernel:
         except errors.HKError:
             raise
         except Exception as e:
-            err = errors.from_inside_hk(e, LaunchError, "launching kernel %s" % self.name)
-            if err is None:
-                raise
-            raise err from e
+            raise errors.as_hk_error(e, LaunchError, "launching kernel %s" % self.name) from e
 
 
 class _GridView(pytypes.SimpleNamespace):

@@ -7,13 +7,19 @@ import builtins
 
 from hk import types
 from hk.dsl import builder as _b
-from hk.dsl.values import (Coord, Scalar, Shared, Tile, Vector, _as_index, describe, fill,
+from hk.dsl.values import (Coord, Scalar, Shared, Tile, Vector, _as_index, check_defined, describe, fill,
                            scalar, wrap)
 from hk.errors import TraceError
 
 
 def _hk():
     return _b.current()
+
+
+def _defined(*values):
+    """An undefined operand (bound on one path only) is reported as such, not as a wrong type."""
+    for v in values:
+        check_defined(v)
 
 
 def cdiv(a, b):
@@ -37,6 +43,7 @@ def tile_coord(batch, depth, row, col):
 # Math --------------------------------------------------------------------------------------------
 
 def _unary(fn, x):
+    _defined(x)
     if not isinstance(x, (Tile, Vector)):
         raise TraceError("hk.math.%s takes a register tile or vector, not %s" % (fn, type(x).__name__))
     if fn not in ("abs", "neg", "relu") and not x.dtype.is_float:
@@ -80,6 +87,7 @@ minimum = _binary_fn("min", "minimum")
 
 
 def _pow(x, y):
+    _defined(x, y)
     if not isinstance(x, (Tile, Vector)):
         raise TraceError("hk.math.pow takes a register tile or vector first, not %s" % type(x).__name__)
     if not x.dtype.is_float:
@@ -90,6 +98,7 @@ def _pow(x, y):
 
 def where(mask, a, b):
     """Elementwise `a` where `mask` is true, else `b` (tiles of one type; b may be a scalar)."""
+    _defined(mask, a, b)
     builder = _hk()
     if not isinstance(mask, Tile) or mask.spec.dtype is not types.mask:
         raise TraceError("hk.where needs a mask tile (from a comparison) first")
@@ -104,6 +113,7 @@ def where(mask, a, b):
 # Reductions and broadcasts -----------------------------------------------------------------------
 
 def _reduce(fn, x, axis, init):
+    _defined(x, init)
     if not isinstance(x, Tile):
         raise TraceError("reductions take a register tile, not %s" % type(x).__name__)
     if axis not in ("row", "col"):
@@ -146,6 +156,7 @@ def col_min(x, init=None):
 
 
 def _broadcast_binary(fn, tile, vec):
+    _defined(tile, vec)
     if not isinstance(tile, Tile) or not isinstance(vec, Vector):
         raise TraceError("row/col operations take a tile and a vector")
     expected = tile.spec.rows if vec.spec.axis == "col" else tile.spec.cols
@@ -169,11 +180,13 @@ def _row_op(fn):
 
 add_row, sub_row, mul_row, div_row, max_row, min_row = (_row_op(f) for f in
                                                          ("add", "sub", "mul", "div", "max", "min"))
-add_col, sub_col, mul_col, div_col = add_row, sub_row, mul_row, div_row  # the vector's axis decides
+# The vector's axis decides which way it spans the tile: the _col names are the same functions.
+add_col, sub_col, mul_col, div_col, max_col, min_col = add_row, sub_row, mul_row, div_row, max_row, min_row
 
 
 def broadcast(vec, spec):
     """A tile of type `spec` whose rows (col vector) or columns (row vector) repeat `vec`."""
+    _defined(vec)
     b = _hk()
     with b.loc():
         return wrap(b.d.hk.broadcast(b.type(spec.mlir()), vec.v), spec)
@@ -194,6 +207,7 @@ def neg_infty(spec):
 
 
 def _mask(kind, x, row0, col0, diagonal, value):
+    _defined(x)
     if not isinstance(x, Tile):
         raise TraceError("masks apply to register tiles")
     b = _hk()
@@ -201,7 +215,7 @@ def _mask(kind, x, row0, col0, diagonal, value):
     r, c = _as_index(scalar(row0)).v, _as_index(scalar(col0)).v
     with b.loc():
         attr = (b.ir.FloatAttr.get(element, float(value)) if x.dtype.is_float
-                else b.ir.IntegerAttr.get(element, int(value)))
+                else b.ir.IntegerAttr.get(element, _b.check_int(value, x.dtype.mlir) or int(value)))
         op = b.d.hk.MaskOp(getattr(b.d.hk.MaskKind, kind), x.v, r, c, attr,
                            diagonal=b.ir.IntegerAttr.get(b.ir.IntegerType.get_signless(64), diagonal))
         return wrap(op.result, x.spec)
@@ -233,6 +247,7 @@ def iota(spec, index="row"):
 # Conversions, MMA, randomness -------------------------------------------------------------------
 
 def transpose(x):
+    _defined(x)
     spec = types.RT(x.dtype, x.spec.cols, x.spec.rows, x.spec.layout)
     b = _hk()
     with b.loc():
@@ -244,6 +259,7 @@ _MMA_LAYOUTS = {"AB": ("row", "col"), "ABt": ("row", "row"), "AtB": ("col", "col
 
 def mma(kind, a, b, c):
     """D = op(A) op(B) + C on register tiles, fp32 accumulation; kind is AB, ABt, AtB or AtBt."""
+    _defined(a, b, c)
     if kind not in _MMA_LAYOUTS:
         raise TraceError("mma kind must be one of AB, ABt, AtB, AtBt, not %r" % (kind,))
     for name, t in (("a", a), ("b", b), ("c", c)):
@@ -277,6 +293,7 @@ def mma_AtBt(a, b, c):
 
 def rand(seed, offsets):
     """Uniform floats in [0, 1): the same draws as Triton's tl.rand(seed, offsets)."""
+    _defined(seed, offsets)
     if not isinstance(offsets, Tile) or offsets.dtype is not types.i32:
         raise TraceError("hk.rand takes an i32 tile of offsets (e.g. from hk.iota)")
     b = _hk()
@@ -291,6 +308,7 @@ def rand(seed, offsets):
 
 def gather(tensor, coord, row_ids, spec):
     """Rows `row_ids` (an i32 "col" vector) of `tensor` as a tile of `spec`; -1 reads zeros."""
+    _defined(tensor, coord, row_ids)
     b = _hk()
     with b.loc():
         return wrap(b.d.hk.gather(b.type(spec.mlir()), tensor.v, coord.v, row_ids.v), spec)
@@ -298,6 +316,7 @@ def gather(tensor, coord, row_ids, spec):
 
 def scatter(tensor, coord, row_ids, tile):
     """Row i of `tile` to row row_ids[i] of `tensor`; negative ids are dropped."""
+    _defined(tensor, coord, row_ids, tile)
     b = _hk()
     with b.loc():
         b.d.hk.scatter(tile.v, tensor.v, coord.v, row_ids.v)

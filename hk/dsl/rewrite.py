@@ -157,6 +157,7 @@ class _Rewriter(ast.NodeTransformer):
         body = self._visit_block(node.body)
         self.defined.pop()
         carried = [n for n in _assigned(node.body) if n in known and n not in targets]
+        local = self._locals(node.body, known + targets)
         name = self._fresh("for", node)
         if isinstance(node.target, ast.Name):
             param = node.target.id
@@ -165,9 +166,10 @@ class _Rewriter(ast.NodeTransformer):
             param = self._fresh("item", node)
             unpack = ast.Assign(targets=[node.target], value=ast.Name(id=param, ctx=ast.Load()))
             body = [_located(unpack, node)] + body
-        fn = self._function(name, [param] + carried, body or [ast.Pass()], carried, node)
+        fn = self._function(name, [param] + carried, body or [ast.Pass()], carried + local, node)
         # As in Python, the loop's variable keeps its last value after the loop (or the one it
-        # had before a loop that ran no iteration); for_loop returns it after the carried names.
+        # had before a loop that ran no iteration), and so do the names first bound in its body;
+        # for_loop returns them after the carried names.
         last = self._fresh("last", node)
         prior = (ast.Name(id=node.target.id, ctx=ast.Load())
                  if isinstance(node.target, ast.Name) and node.target.id in known
@@ -175,10 +177,15 @@ class _Rewriter(ast.NodeTransformer):
                                     ctx=ast.Load()))
         call = self._call("for_loop", [self.visit(node.iter), ast.Name(id=name, ctx=ast.Load()),
                                        self._names_tuple(carried), self._strings(carried),
-                                       self._location(node), prior], carried + [last], node)
+                                       self._location(node), prior, ast.Constant(len(local))],
+                          carried + local + [last], node)
         rebind = _located(ast.Assign(targets=[copy.deepcopy(node.target)], value=ast.Name(id=last, ctx=ast.Load())),
                           node)
         return [fn, call, rebind]
+
+    def _locals(self, body, known):
+        """Names a loop body binds that were not bound before it (not the loop's own helpers)."""
+        return [n for n in _assigned(body) if n not in known and not n.startswith("_hk_")]
 
     def visit_While(self, node):
         if node.orelse:
@@ -190,6 +197,7 @@ class _Rewriter(ast.NodeTransformer):
         body = self._visit_block(node.body)
         self.defined.pop()
         carried = [n for n in _assigned(node.body) if n in known]
+        local = self._locals(node.body, known)
         cond_name, body_name = self._fresh("cond", node), self._fresh("while", node)
         cond_ret = ast.Return(value=self.visit(node.test))
         cond_fn = ast.FunctionDef(
@@ -198,11 +206,12 @@ class _Rewriter(ast.NodeTransformer):
                                kwonlyargs=[], kw_defaults=[], kwarg=None, defaults=[]),
             body=[_located(cond_ret, node)], decorator_list=[], returns=None, type_params=[])
         cond_fn = _located(cond_fn, node)
-        body_fn = self._function(body_name, carried, body or [ast.Pass()], carried, node)
+        body_fn = self._function(body_name, carried, body or [ast.Pass()], carried + local, node)
         call = self._call("while_loop", [ast.Name(id=cond_name, ctx=ast.Load()),
                                          ast.Name(id=body_name, ctx=ast.Load()),
                                          self._names_tuple(carried), self._strings(carried),
-                                         self._location(node)], carried, node)
+                                         self._location(node), ast.Constant(len(local))],
+                          carried + local, node)
         return [cond_fn, body_fn, call]
 
     def visit_If(self, node):

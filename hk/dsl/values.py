@@ -37,7 +37,8 @@ class _Undefined:
     """A name the kernel binds on some paths only: any use is an error at the line that uses it.
 
     UNDEFINED is a name one branch of a device `if` binds and the other does not; the variable
-    of a device loop after the loop, and of an unrolled loop that ran no iteration, are others.
+    of a device loop after the loop, a name first bound inside a device loop, and the variable
+    of an unrolled loop that ran no iteration are others.
     """
 
     __slots__ = ("why", "remedy")
@@ -62,6 +63,10 @@ UNDEFINED = _Undefined("bound in only one branch of an `if` on a device value",
 DEVICE_LOOP_VARIABLE = _Undefined(
     "the variable of a device loop (hk.range), which has no value after the loop",
     "keep the value you need in a variable assigned inside the loop (carried out of it)")
+DEVICE_LOOP_LOCAL = _Undefined(
+    "assigned only inside a device loop (hk.range or a while on device values), so it has no "
+    "value after the loop",
+    "assign it before the loop: a name bound before a device loop is carried out of it")
 NO_ITERATION = _Undefined("the variable of a loop that ran no iteration, so it was never bound",
                           "bind it before the loop")
 
@@ -188,6 +193,9 @@ class Scalar(Value):
             if self.type_text == _INDEX:
                 as_int = arith.index_cast(ir.IntegerType.get_signless(32, b.context), self.v)
                 return Scalar(as_int) if not dtype.is_float else Scalar(arith.sitofp(target, as_int))
+            if self.type_text == "i1":  # a comparison: 0 or 1
+                as_int = arith.extui(ir.IntegerType.get_signless(32, b.context), self.v)
+                return Scalar(as_int).to(dtype)
             if dtype.is_float and not self.is_float:
                 return Scalar(arith.sitofp(target, self.v))
             if not dtype.is_float and self.is_float:
@@ -258,10 +266,18 @@ class Global(Value):
         with builder.loc():
             return Scalar(builder.d.hk.load_scalar(builder.type(self.dtype.mlir), self.v, idx))
 
+    def _element(self, value):
+        """`value` as an element of this tensor: numbers become constants of its dtype, an
+        integer scalar of another width is converted (an index to an i32, ...)."""
+        value = scalar(value, self.dtype.mlir)
+        if not self.dtype.is_float and not value.is_float and value.type_text != self.dtype.mlir:
+            value = value.to(self.dtype)
+        return value
+
     def store_scalar(self, b, d, r, c, value):
         builder = _hk()
         idx = [_as_index(scalar(i)).v for i in (b, d, r, c)]
-        value = scalar(value, self.dtype.mlir)
+        value = self._element(value)
         with builder.loc():
             builder.d.hk.store_scalar(value.v, self.v, idx)
 
@@ -269,7 +285,7 @@ class Global(Value):
         """Atomically adds `value` to the element at (b, d, r, c) of an fp32 or i32 view, once per wave."""
         builder = _hk()
         idx = [_as_index(scalar(i)).v for i in (b, d, r, c)]
-        value = scalar(value, self.dtype.mlir)
+        value = self._element(value)
         with builder.loc():
             builder.d.hk.atomic_add(value.v, self.v, idx)
 
@@ -576,5 +592,6 @@ def fill(spec, value):
         if spec.dtype.is_float:
             attr = ir.FloatAttr.get(element, float(value))
         else:
+            _b.check_int(value, spec.dtype.mlir)
             attr = ir.IntegerAttr.get(element, int(value))
         return wrap(b.d.hk.fill(t, attr), spec)

@@ -9,6 +9,7 @@ import torch
 
 from hk import types
 from hk.errors import HKError, LaunchError, Location
+from hk.interp import numbers as N
 from hk.interp import semantics as S
 
 _BARRIER = object()
@@ -121,45 +122,63 @@ class Program:
             env[o] = fn(*[env[i] for i in a])
         return step
 
-    def _arith_addi(self, op, ins, outs, attrs): return self._simple(outs, ins, lambda x, y: x + y)
+    # Scalar arithmetic as compiled code has it (hk.interp.numbers): i32 and index wrap at 32
+    # bits, f32 rounds after every operation.
+    def _int_or_float(self, op, ins, outs, int_fn, float_fn):
+        text = str(op.results[0].type)
+        if text in ("f32", "f16", "bf16"):
+            return self._simple(outs, ins, lambda x, y: float_fn(x, y))
+        if text == "i1":
+            return self._simple(outs, ins, lambda x, y: bool(int_fn(x, y) & 1))
+        return self._simple(outs, ins, lambda x, y: N.wrap32(int_fn(x, y)))
+
+    def _arith_addi(self, op, ins, outs, attrs):
+        return self._int_or_float(op, ins, outs, lambda x, y: x + y, lambda x, y: N.f32(x + y))
     _arith_addf = _arith_addi
-    def _arith_subi(self, op, ins, outs, attrs): return self._simple(outs, ins, lambda x, y: x - y)
+
+    def _arith_subi(self, op, ins, outs, attrs):
+        return self._int_or_float(op, ins, outs, lambda x, y: x - y, lambda x, y: N.f32(x - y))
     _arith_subf = _arith_subi
-    def _arith_muli(self, op, ins, outs, attrs): return self._simple(outs, ins, lambda x, y: x * y)
+
+    def _arith_muli(self, op, ins, outs, attrs):
+        return self._int_or_float(op, ins, outs, lambda x, y: x * y, lambda x, y: N.f32(x * y))
     _arith_mulf = _arith_muli
-    def _arith_divf(self, op, ins, outs, attrs): return self._simple(outs, ins, lambda x, y: x / y)
 
-    def _arith_divsi(self, op, ins, outs, attrs):
-        return self._simple(outs, ins, lambda x, y: int(x / y))
-
-    def _arith_remsi(self, op, ins, outs, attrs):
-        return self._simple(outs, ins, lambda x, y: x - int(x / y) * y)
-
-    def _arith_ceildivsi(self, op, ins, outs, attrs):
-        return self._simple(outs, ins, lambda x, y: -(-x // y))
-
-    def _arith_andi(self, op, ins, outs, attrs): return self._simple(outs, ins, lambda x, y: x & y)
-    def _arith_ori(self, op, ins, outs, attrs): return self._simple(outs, ins, lambda x, y: x | y)
-    def _arith_shli(self, op, ins, outs, attrs): return self._simple(outs, ins, lambda x, y: x << y)
-    def _arith_shrsi(self, op, ins, outs, attrs): return self._simple(outs, ins, lambda x, y: x >> y)
+    def _arith_divf(self, op, ins, outs, attrs): return self._simple(outs, ins, N.fdiv)
+    def _arith_divsi(self, op, ins, outs, attrs): return self._simple(outs, ins, N.div_s)
+    def _arith_remsi(self, op, ins, outs, attrs): return self._simple(outs, ins, N.rem_s)
+    def _arith_ceildivsi(self, op, ins, outs, attrs): return self._simple(outs, ins, N.ceil_div_s)
+    def _arith_andi(self, op, ins, outs, attrs): return self._int_or_float(op, ins, outs, lambda x, y: x & y, None)
+    def _arith_ori(self, op, ins, outs, attrs): return self._int_or_float(op, ins, outs, lambda x, y: x | y, None)
+    def _arith_xori(self, op, ins, outs, attrs): return self._int_or_float(op, ins, outs, lambda x, y: x ^ y, None)
+    def _arith_shli(self, op, ins, outs, attrs): return self._simple(outs, ins, N.shl)
+    def _arith_shrsi(self, op, ins, outs, attrs): return self._simple(outs, ins, N.shr)
     def _arith_maxsi(self, op, ins, outs, attrs): return self._simple(outs, ins, max)
     def _arith_minsi(self, op, ins, outs, attrs): return self._simple(outs, ins, min)
     # maxnum / minnum: a NaN operand yields the other one (as fmaxf and the tiles' max).
     def _arith_maxnumf(self, op, ins, outs, attrs): return self._simple(outs, ins, _maxnum)
     def _arith_minnumf(self, op, ins, outs, attrs): return self._simple(outs, ins, _minnum)
 
-    def _arith_index_cast(self, op, ins, outs, attrs): return self._simple(outs, ins, int)
-    _arith_fptosi = _arith_index_cast
-    def _arith_sitofp(self, op, ins, outs, attrs): return self._simple(outs, ins, float)
+    def _arith_index_cast(self, op, ins, outs, attrs): return self._simple(outs, ins, N.wrap32)
+    def _arith_fptosi(self, op, ins, outs, attrs): return self._simple(outs, ins, N.float_to_int)
+    def _arith_sitofp(self, op, ins, outs, attrs): return self._simple(outs, ins, N.f32)
+
+    def _arith_extf(self, op, ins, outs, attrs): return self._simple(outs, ins, float)
+    def _arith_extui(self, op, ins, outs, attrs): return self._simple(outs, ins, int)
+
+    def _arith_truncf(self, op, ins, outs, attrs):
+        dtype = S.TORCH[types.from_mlir(str(op.results[0].type))]
+        return self._simple(outs, ins, lambda x: torch.tensor(x, dtype=torch.float32).to(dtype).item())
 
     def _arith_select(self, op, ins, outs, attrs):
         return self._simple(outs, ins, lambda c, a, b: a if c else b)
 
     def _arith_cmpi(self, op, ins, outs, attrs):
         pred = _number(attrs["predicate"])
+        u = N.unsigned32
         fns = [lambda a, b: a == b, lambda a, b: a != b, lambda a, b: a < b, lambda a, b: a <= b,
-               lambda a, b: a > b, lambda a, b: a >= b, lambda a, b: a < b, lambda a, b: a <= b,
-               lambda a, b: a > b, lambda a, b: a >= b]
+               lambda a, b: a > b, lambda a, b: a >= b, lambda a, b: u(a) < u(b),
+               lambda a, b: u(a) <= u(b), lambda a, b: u(a) > u(b), lambda a, b: u(a) >= u(b)]
         return self._simple(outs, ins, fns[pred])
 
     def _arith_cmpf(self, op, ins, outs, attrs):
@@ -188,6 +207,9 @@ class Program:
         def step(env, wave):
             for c, i in zip(carried, inits):
                 env[c] = env[i]
+            if env[st] <= 0:
+                fail(op, wave, "hk.range's step is %d; it must be positive" % env[st],
+                     hint="compiled code would loop forever or not at all")
             for i in range(env[lb], env[ub], env[st]):
                 env[iv] = i
                 yield from run(steps, env, wave)
@@ -311,20 +333,20 @@ class Program:
         return step
 
     def _hk_load_scalar(self, op, ins, outs, attrs):
-        return self._simple(outs, ins, lambda g, b, d, r, c: g.t[b, d, r, c].item())
+        return self._simple(outs, ins, lambda g, b, d, r, c: g.load_scalar(b, d, r, c))
 
     def _hk_store_scalar(self, op, ins, outs, attrs):
         v, g, b, d, r, c = ins
 
         def step(env, wave):
-            env[g].t[env[b], env[d], env[r], env[c]] = env[v]
+            env[g].store_scalar(env[b], env[d], env[r], env[c], env[v])
         return step
 
     def _hk_atomic_add(self, op, ins, outs, attrs):
         v, g, b, d, r, c = ins
 
         def step(env, wave):
-            env[g].t[env[b], env[d], env[r], env[c]] += env[v]
+            env[g].atomic_add(env[b], env[d], env[r], env[c], env[v])
         return step
 
     def _hk_lds_alloc(self, op, ins, outs, attrs):
@@ -478,8 +500,8 @@ class Program:
         return self._simple(outs, ins, lambda x: S.reduce(fn, x, spec.axis, None, spec.dtype))
 
     def _hk_cast(self, op, ins, outs, attrs):
-        dtype = S.TORCH[self._spec(op.results[0]).dtype]
-        return self._simple(outs, ins, lambda x: x.to(dtype))
+        dtype = self._spec(op.results[0]).dtype
+        return self._simple(outs, ins, lambda x: S.cast(x, dtype))
 
     def _hk_transpose(self, op, ins, outs, attrs):
         return self._simple(outs, ins, lambda x: x.t().contiguous())
@@ -520,7 +542,6 @@ def location_of(op):
 
 def _located(step, op):
     """`step`, with what goes wrong in it reported at the operation's line as an hk error."""
-    where = []
 
     def run(env, wave):
         try:
@@ -530,7 +551,7 @@ def _located(step, op):
         except Exception as e:  # torch and Python errors from a bad index or value
             raise InterpError("the interpreter cannot run %s in workgroup %s, wave %d: %s: %s"
                               % (op.name, wave.block, wave.warp, type(e).__name__, e),
-                              location=where[0] if where else location_of(op)) from None
+                              location=location_of(op)) from None
     return run
 
 

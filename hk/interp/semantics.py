@@ -2,7 +2,9 @@
 
 Tiles are [rows, cols] tensors and vectors [length] tensors of the declared dtype. Arithmetic
 runs in fp32 (integers in int64) and rounds to the declared dtype on the way out, as the tile
-library computes in registers; MMAs accumulate in fp32.
+library computes in registers (hk.interp.numbers: i32 wraps, i8 saturates); MMAs accumulate in
+fp32. Memory outside a tensor, on either side of any dimension, reads as zero and is not
+written (docs/semantics.md).
 """
 
 import math
@@ -10,6 +12,7 @@ import math
 import torch
 
 from hk import types
+from hk.interp import numbers as N
 from hk.interp import philox
 
 TORCH = {
@@ -27,7 +30,18 @@ def compute(t):
 
 
 def out(t, dtype):
-    return t.to(TORCH[dtype])
+    return N.result(t, dtype, TORCH[dtype])
+
+
+def cast(t, dtype):
+    return N.convert(t, dtype, TORCH[dtype])
+
+
+def _clip(start, n, extent):
+    """The part of [start, start + n) inside [0, extent), as (lo, hi) absolute; empty if hi <= lo.
+    `start` is a tile's first row or column: an index, so 32-bit and wrapping (as compiled)."""
+    start = N.wrap32(start)
+    return max(start, 0), min(start + n, extent)
 
 
 class GlobalView:
@@ -42,70 +56,99 @@ class GlobalView:
     def extent(self, which):
         return self.t.shape[("batch", "depth", "rows", "cols").index(which)]
 
-    def _window(self, b, d, r0, rows, c0, cols):
-        plane = self.t[b, d]
-        r1, c1 = min(r0 + rows, plane.shape[0]), min(c0 + cols, plane.shape[1])
-        return plane, max(r0, 0), r1, max(c0, 0), c1
+    def _plane(self, b, d):
+        """Slice (b, d), or None when the tensor has no such slice (never a wrapped index)."""
+        if 0 <= b < self.t.shape[0] and 0 <= d < self.t.shape[1]:
+            return self.t[b, d]
+        return None
 
     def load_tile(self, coord, rows, cols, dtype):
         b, d, r, c = coord
         result = torch.zeros(rows, cols, dtype=TORCH[dtype])
-        if not (0 <= b < self.t.shape[0] and 0 <= d < self.t.shape[1]):
+        plane = self._plane(b, d)
+        if plane is None:
             return result
-        plane, r0, r1, c0, c1 = self._window(b, d, r * rows, rows, c * cols, cols)
+        rs, cs = N.wrap32(r * rows), N.wrap32(c * cols)
+        (r0, r1), (c0, c1) = _clip(rs, rows, plane.shape[0]), _clip(cs, cols, plane.shape[1])
         if r1 > r0 and c1 > c0:
-            result[r0 - r * rows:r1 - r * rows, c0 - c * cols:c1 - c * cols] = plane[r0:r1, c0:c1]
+            result[r0 - rs:r1 - rs, c0 - cs:c1 - cs] = plane[r0:r1, c0:c1]
         return result
 
     def store_tile(self, coord, tile):
         b, d, r, c = coord
         rows, cols = tile.shape
-        if not (0 <= b < self.t.shape[0] and 0 <= d < self.t.shape[1]):
+        plane = self._plane(b, d)
+        if plane is None:
             return
-        plane, r0, r1, c0, c1 = self._window(b, d, r * rows, rows, c * cols, cols)
+        rs, cs = N.wrap32(r * rows), N.wrap32(c * cols)
+        (r0, r1), (c0, c1) = _clip(rs, rows, plane.shape[0]), _clip(cs, cols, plane.shape[1])
         if r1 > r0 and c1 > c0:
-            plane[r0:r1, c0:c1] = tile[r0 - r * rows:r1 - r * rows, c0 - c * cols:c1 - c * cols]
+            plane[r0:r1, c0:c1] = tile[r0 - rs:r1 - rs, c0 - cs:c1 - cs]
 
     # A vector lies along cols: row `r`, elements c*N .. c*N+N-1.
     def load_vector(self, coord, length, dtype):
         b, d, r, c = coord
         result = torch.zeros(length, dtype=TORCH[dtype])
-        if not (0 <= b < self.t.shape[0] and 0 <= d < self.t.shape[1] and 0 <= r < self.t.shape[2]):
+        plane = self._plane(b, d)
+        if plane is None or not 0 <= r < plane.shape[0]:
             return result
-        row = self.t[b, d, r]
-        c0, c1 = c * length, min(c * length + length, row.shape[0])
+        cs = N.wrap32(c * length)
+        c0, c1 = _clip(cs, length, plane.shape[1])
         if c1 > c0:
-            result[:c1 - c0] = row[c0:c1]
+            result[c0 - cs:c1 - cs] = plane[r, c0:c1]
         return result
 
     def store_vector(self, coord, vec):
         b, d, r, c = coord
-        if not (0 <= b < self.t.shape[0] and 0 <= d < self.t.shape[1] and 0 <= r < self.t.shape[2]):
-            return
-        row = self.t[b, d, r]
         n = vec.shape[0]
-        c0, c1 = c * n, min(c * n + n, row.shape[0])
+        plane = self._plane(b, d)
+        if plane is None or not 0 <= r < plane.shape[0]:
+            return
+        cs = N.wrap32(c * n)
+        c0, c1 = _clip(cs, n, plane.shape[1])
         if c1 > c0:
-            row[c0:c1] = vec[:c1 - c0]
+            plane[r, c0:c1] = vec[c0 - cs:c1 - cs]
 
     def gather(self, coord, ids, rows, cols, dtype):
         b, d, _, c = coord
         result = torch.zeros(rows, cols, dtype=TORCH[dtype])
-        plane = self.t[b, d]
-        c0, c1 = c * cols, min(c * cols + cols, plane.shape[1])
+        plane = self._plane(b, d)
+        if plane is None:
+            return result
+        cs = N.wrap32(c * cols)
+        c0, c1 = _clip(cs, cols, plane.shape[1])
         for i, rid in enumerate(ids.tolist()):
             if 0 <= rid < plane.shape[0] and c1 > c0:
-                result[i, :c1 - c0] = plane[rid, c0:c1]
+                result[i, c0 - cs:c1 - cs] = plane[rid, c0:c1]
         return result
 
     def scatter(self, coord, ids, tile):
         b, d, _, c = coord
-        plane = self.t[b, d]
+        plane = self._plane(b, d)
+        if plane is None:
+            return
         cols = tile.shape[1]
-        c0, c1 = c * cols, min(c * cols + cols, plane.shape[1])
+        cs = N.wrap32(c * cols)
+        c0, c1 = _clip(cs, cols, plane.shape[1])
         for i, rid in enumerate(ids.tolist()):
             if 0 <= rid < plane.shape[0] and c1 > c0:
-                plane[rid, c0:c1] = tile[i, :c1 - c0]
+                plane[rid, c0:c1] = tile[i, c0 - cs:c1 - cs]
+
+    def _holds(self, b, d, r, c):
+        return all(0 <= i < n for i, n in zip((b, d, r, c), self.t.shape))
+
+    def load_scalar(self, b, d, r, c):
+        if not self._holds(b, d, r, c):
+            return 0.0 if self.t.is_floating_point() else 0
+        return self.t[b, d, r, c].item()
+
+    def store_scalar(self, b, d, r, c, value):
+        if self._holds(b, d, r, c):
+            self.t[b, d, r, c] = value
+
+    def atomic_add(self, b, d, r, c, value):
+        if self._holds(b, d, r, c):
+            self.t[b, d, r, c] += value
 
 
 def unary(fn, x, dtype):
@@ -151,7 +194,7 @@ def unary(fn, x, dtype):
 
 def binary(fn, a, b, dtype):
     x = compute(a)
-    y = compute(b) if isinstance(b, torch.Tensor) else b
+    y = compute(b) if isinstance(b, torch.Tensor) else torch.tensor(b, dtype=x.dtype)
     if fn == "add":
         r = x + y
     elif fn == "sub":
@@ -159,11 +202,11 @@ def binary(fn, a, b, dtype):
     elif fn == "mul":
         r = x * y
     elif fn == "div":
-        r = x / y if dtype.is_float else torch.div(x, y, rounding_mode="trunc")
+        r = x / y if x.is_floating_point() else N.int_div(x, y)
     elif fn == "max":
-        r = torch.maximum(x, y if isinstance(y, torch.Tensor) else torch.tensor(y, dtype=x.dtype))
+        r = N.fmax(x, y)
     elif fn == "min":
-        r = torch.minimum(x, y if isinstance(y, torch.Tensor) else torch.tensor(y, dtype=x.dtype))
+        r = N.fmin(x, y)
     elif fn == "pow":
         r = torch.pow(x, y)
     else:
@@ -188,10 +231,10 @@ def mask(kind, x, row0, col0, diagonal, value, dtype):
 def reduce(fn, x, axis_of_result, init, dtype):
     dim = 1 if axis_of_result == "col" else 0  # a col vector holds one value per row
     v = compute(x)
-    r = {"sum": lambda: v.sum(dim), "max": lambda: v.amax(dim), "min": lambda: v.amin(dim)}[fn]()
+    r = {"sum": lambda: v.sum(dim), "max": lambda: N.reduce_max(v, dim), "min": lambda: N.reduce_min(v, dim)}[fn]()
     if init is not None:
         i = compute(init)
-        r = {"sum": lambda: r + i, "max": lambda: torch.maximum(r, i), "min": lambda: torch.minimum(r, i)}[fn]()
+        r = {"sum": lambda: r + i, "max": lambda: N.fmax(r, i), "min": lambda: N.fmin(r, i)}[fn]()
     return out(r, dtype)
 
 

@@ -75,6 +75,8 @@ def scalar_values(kernel, args):
 
 
 def _check_not_empty(kernel, args, grid):
+    """The tile library reads a tensor's first element for lanes outside it, and takes index 0 to
+    be inside (docs/semantics.md): a tensor with no element cannot be passed to a running grid."""
     from hk import types
 
     if 0 in grid:
@@ -82,9 +84,8 @@ def _check_not_empty(kernel, args, grid):
     for p, a in zip(kernel.params, args):
         if isinstance(p.kind, types.TensorType) and a.numel() == 0:
             raise LaunchError("kernel %s: argument %r has no elements but the grid %r runs %d "
-                              "workgroup(s); the tile library reads a tensor's first element for "
-                              "lanes outside it" % (kernel.name, p.name, grid, grid[0] * grid[1] * grid[2]),
-                              hint="skip the launch when an input is empty")
+                              "workgroup(s)" % (kernel.name, p.name, grid, grid[0] * grid[1] * grid[2]),
+                              hint="skip the launch when a tensor is empty")
 
 
 def divisors(kernel, args):

@@ -8,9 +8,10 @@ from the zeros that reads outside a tensor return.
         o[idx] = a[idx].load(T)        # a smaller than o: a LaunchError at this line
 
 Pairs are found once per traced kernel: a load (or a copy into LDS) and a store (or a copy
-out of LDS) of the same tile shape at the same hk.tile_coord operands. Where the tile can be
-is known for a coordinate that is a constant (one tile) or a block index (the grid's tiles
-along it); other coordinates are not judged.
+out of LDS) of the same tile shape at the same hk.tile_coord operands, one of them a block
+index (the grid walks the output; a coordinate of constants names a tile on purpose, even one
+outside). Where the tile can be is known for a constant (one tile) or a block index (the grid's
+tiles along it); other coordinates are not judged.
 """
 
 import dataclasses
@@ -106,7 +107,8 @@ def pairs(traced):
             for r, where, _ in rs:
                 if r != w:
                     reach = tuple(_reach(v) for v in owner.operands)
-                    found.append(Pair(r, w, key[1], reach, where))
+                    if any(x is not None and x[0] == "block" for x in reach):
+                        found.append(Pair(r, w, key[1], reach, where))
     traced._shape_pairs = found
     return found
 

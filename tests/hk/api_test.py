@@ -39,14 +39,17 @@ def row_col(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
     o[7, 0, 0, 0] = hk.sub_col(t, r)
     o[8, 0, 0, 0] = hk.mul_col(t, r)
     o[9, 0, 0, 0] = hk.div_col(t, r)
+    o[10, 0, 0, 0] = hk.max_col(t, r * 0.5)
+    o[11, 0, 0, 0] = hk.min_col(t, r * 0.5)
 
 
 def test_row_and_column_broadcasts():
     x = torch.rand(16, 64) + 0.5
-    o = torch.zeros(10, 16, 64)
+    o = torch.zeros(12, 16, 64)
     row_col(x, o)
     c, r = x.sum(1, keepdim=True), x.amax(0, keepdim=True)
-    refs = [x + c, x - c, x * c, x / c, torch.maximum(x, c), torch.minimum(x, c), x + r, x - r, x * r, x / r]
+    refs = [x + c, x - c, x * c, x / c, torch.maximum(x, c), torch.minimum(x, c), x + r, x - r, x * r, x / r,
+            torch.maximum(x, r * 0.5), torch.minimum(x, r * 0.5)]
     for k, ref in enumerate(refs):
         torch.testing.assert_close(o[k], ref)
 

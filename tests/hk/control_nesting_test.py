@@ -1,6 +1,6 @@
 """Control flow nested in control flow, and what it carries: a `for` anywhere inside an `if`,
-lists and tuples of tiles through device loops and branches, the loop variable after its loop,
-and Python `range(N)` unrolling in time linear in N."""
+lists and tuples of tiles through device loops and branches, the loop variable and the names
+first bound in a loop body after the loop, and Python `range(N)` unrolling in time linear in N."""
 
 import time
 
@@ -162,3 +162,36 @@ def test_python_range_unrolling_is_linear_in_its_length():
     unrolled(100)  # warm up the bindings
     # 20,000 steps took 42 s when the register budget asked Liveness about every operation.
     assert unrolled(20000) < 10.0
+
+
+@hk.kernel(grid=(1,))
+def body_names(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], *, N=2):
+    for j in range(N):
+        t = x[0, 0, 0, j].load(T)   # first bound in the body
+    k = 0
+    while k < 3:
+        u = t + float(k)
+        k = k + 1
+    o[0, 0, 0, 0] = t
+    o[1, 0, 0, 0] = u
+
+
+def test_names_first_bound_in_an_unrolled_loop_keep_their_last_value():
+    x = torch.randn(16, 128)
+    o = torch.zeros(2, 16, 64)
+    body_names(x, o)
+    torch.testing.assert_close(o[0], x[:, 64:])
+    torch.testing.assert_close(o[1], x[:, 64:] + 2.0)
+
+
+def test_a_name_first_bound_in_a_device_loop_is_an_error_after_it():
+    @hk.kernel(grid=(1,))
+    def k(x: hk.Tensor[hk.fp32], n: int):
+        for i in hk.range(n):
+            t = x[0, 0, i, 0].load(T)
+        x[0, 0, 0, 0] = t
+
+    with pytest.raises(TraceError, match=r"assigned only inside a device loop \(hk.range or a while "
+                                         r"on device values\), so it has no value after the loop") as e:
+        k.trace(arch="gfx1100")
+    assert e.value.location.line == k.fn.__code__.co_firstlineno + 4

@@ -291,6 +291,11 @@ LogicalResult KernelWriter::writeArith(Operation *op) {
       return failure();
     return scalarResult(op, "static_cast<" + *type + ">(" + n(op->getOperand(0)) + ")");
   };
+  // Integer scalars wrap and divide with defined results everywhere (hk/common/ints.cuh); other
+  // widths (i1) keep C++'s operators, which are defined on them.
+  bool int32 = op->getNumResults() == 1 &&
+               (op->getResult(0).getType().isIndex() || op->getResult(0).getType().isSignlessInteger(32));
+  auto intOr = [&](StringRef fn, StringRef sym) { return int32 ? call(fn) : bin(sym); };
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](arith::ConstantOp c) -> LogicalResult {
         auto value = dyn_cast<TypedAttr>(c.getValue());
@@ -298,16 +303,20 @@ LogicalResult KernelWriter::writeArith(Operation *op) {
           return c.emitError() << "hk-to-cpp translates scalar constants only, not " << c.getValue();
         return scalarResult(op, literal(value));
       })
-      .Case<arith::AddIOp, arith::AddFOp>([&](auto) -> LogicalResult { return bin("+"); })
-      .Case<arith::SubIOp, arith::SubFOp>([&](auto) -> LogicalResult { return bin("-"); })
-      .Case<arith::MulIOp, arith::MulFOp>([&](auto) -> LogicalResult { return bin("*"); })
-      .Case<arith::DivSIOp, arith::DivFOp>([&](auto) -> LogicalResult { return bin("/"); })
-      .Case<arith::RemSIOp>([&](auto) -> LogicalResult { return bin("%"); })
+      .Case<arith::AddFOp>([&](auto) -> LogicalResult { return bin("+"); })
+      .Case<arith::SubFOp>([&](auto) -> LogicalResult { return bin("-"); })
+      .Case<arith::MulFOp>([&](auto) -> LogicalResult { return bin("*"); })
+      .Case<arith::DivFOp>([&](auto) -> LogicalResult { return bin("/"); })
+      .Case<arith::AddIOp>([&](auto) -> LogicalResult { return intOr("hk::wrap_add", "+"); })
+      .Case<arith::SubIOp>([&](auto) -> LogicalResult { return intOr("hk::wrap_sub", "-"); })
+      .Case<arith::MulIOp>([&](auto) -> LogicalResult { return intOr("hk::wrap_mul", "*"); })
+      .Case<arith::DivSIOp>([&](auto) -> LogicalResult { return intOr("hk::div_s", "/"); })
+      .Case<arith::RemSIOp>([&](auto) -> LogicalResult { return intOr("hk::rem_s", "%"); })
       .Case<arith::AndIOp>([&](auto) -> LogicalResult { return bin("&"); })
       .Case<arith::OrIOp>([&](auto) -> LogicalResult { return bin("|"); })
       .Case<arith::XOrIOp>([&](auto) -> LogicalResult { return bin("^"); })
-      .Case<arith::ShLIOp>([&](auto) -> LogicalResult { return bin("<<"); })
-      .Case<arith::ShRSIOp>([&](auto) -> LogicalResult { return bin(">>"); })
+      .Case<arith::ShLIOp>([&](auto) -> LogicalResult { return intOr("hk::shl_s", "<<"); })
+      .Case<arith::ShRSIOp>([&](auto) -> LogicalResult { return intOr("hk::shr_s", ">>"); })
       .Case<arith::DivUIOp>([&](auto) -> LogicalResult {
         return scalarResult(op, "static_cast<unsigned>(" + n(op->getOperand(0)) +
                                     ") / static_cast<unsigned>(" + n(op->getOperand(1)) + ")");
@@ -316,10 +325,7 @@ LogicalResult KernelWriter::writeArith(Operation *op) {
         return scalarResult(op, "static_cast<unsigned>(" + n(op->getOperand(0)) +
                                     ") % static_cast<unsigned>(" + n(op->getOperand(1)) + ")");
       })
-      .Case<arith::CeilDivSIOp>([&](auto) -> LogicalResult {
-        std::string a = n(op->getOperand(0)), b = n(op->getOperand(1));
-        return scalarResult(op, "(" + a + " + " + b + " - 1) / " + b);
-      })
+      .Case<arith::CeilDivSIOp>([&](auto) -> LogicalResult { return call("hk::ceil_div_s"); })
       .Case<arith::MaxSIOp, arith::MaximumFOp, arith::MaxNumFOp>([&](auto) -> LogicalResult { return call("max"); })
       .Case<arith::MinSIOp, arith::MinimumFOp, arith::MinNumFOp>([&](auto) -> LogicalResult { return call("min"); })
       .Case<arith::NegFOp>([&](auto) -> LogicalResult { return scalarResult(op, "-" + n(op->getOperand(0))); })
@@ -356,8 +362,14 @@ LogicalResult KernelWriter::writeArith(Operation *op) {
                                << arith::stringifyCmpFPredicate(c.getPredicate());
         }
       })
+      .Case<arith::FPToSIOp>([&](auto) -> LogicalResult {
+        // Saturating, NaN -> 0, as the tiles convert (a C++ cast is undefined out of range).
+        if (!op->getResult(0).getType().isSignlessInteger(32))
+          return cast();
+        return scalarResult(op, "hk::float_to_int(" + n(op->getOperand(0)) + ")");
+      })
       .Case<arith::IndexCastOp, arith::IndexCastUIOp, arith::SIToFPOp, arith::UIToFPOp,
-            arith::FPToSIOp, arith::FPToUIOp, arith::ExtFOp, arith::TruncFOp, arith::ExtSIOp,
+            arith::FPToUIOp, arith::ExtFOp, arith::TruncFOp, arith::ExtSIOp,
             arith::ExtUIOp, arith::TruncIOp, arith::BitcastOp>([&](auto) -> LogicalResult { return cast(); })
       .Default([&](Operation *) -> LogicalResult {
         return op->emitError() << "hk-to-cpp cannot translate '" << op->getName() << "'";

@@ -142,6 +142,40 @@ module {
 
 // -----
 
+// Integer scalars wrap and divide with defined results (hk/common/ints.cuh); a float scalar
+// converts to i32 saturating, as tiles do.
+// CHECK-LABEL: hk_kernel_ints({{.*}}) {
+// CHECK: const int [[S:v[0-9]+]] = hk::wrap_add([[N:v[0-9]+]], {{v[0-9]+}});
+// CHECK-NEXT: const int [[P:v[0-9]+]] = hk::wrap_mul([[S]], [[N]]);
+// CHECK-NEXT: const int [[D:v[0-9]+]] = hk::div_s([[P]], [[N]]);
+// CHECK-NEXT: const int [[R:v[0-9]+]] = hk::rem_s([[D]], [[N]]);
+// CHECK-NEXT: const int [[U:v[0-9]+]] = hk::ceil_div_s([[R]], [[N]]);
+// CHECK-NEXT: const int [[L:v[0-9]+]] = hk::shl_s([[U]], [[N]]);
+// CHECK-NEXT: const int {{v[0-9]+}} = hk::shr_s([[L]], [[N]]);
+// CHECK: const int32_t {{v[0-9]+}} = hk::float_to_int({{v[0-9]+}});
+// CHECK: const bool {{v[0-9]+}} = {{v[0-9]+}} & {{v[0-9]+}};
+module {
+  func.func @ints(%o: !hk.gl<i32>, %n: index, %f: f32) attributes {hk.kernel, hk.warps = 1 : i32} {
+    %c7 = arith.constant 7 : index
+    %s = arith.addi %n, %c7 : index
+    %p = arith.muli %s, %n : index
+    %d = arith.divsi %p, %n : index
+    %r = arith.remsi %d, %n : index
+    %u = arith.ceildivsi %r, %n : index
+    %l = arith.shli %u, %n : index
+    %h = arith.shrsi %l, %n : index
+    %i = arith.fptosi %f : f32 to i32
+    %a = arith.cmpi slt, %h, %n : index
+    %b = arith.cmpi sgt, %h, %n : index
+    %both = arith.andi %a, %b : i1
+    %c0 = arith.constant 0 : index
+    hk.store_scalar %i, %o[%c0, %c0, %c0, %c0] : i32, !hk.gl<i32>
+    return
+  }
+}
+
+// -----
+
 // Split copies: the global view's divisor picks the tile library's load path at compile time;
 // the staging is the workgroup's (4 warps). A wait that leaves operations in flight counts the
 // instructions they issue, as the tile library states them. A loop with hk.unroll = 2 writes

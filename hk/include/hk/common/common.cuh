@@ -1,4 +1,5 @@
 #pragma once
 #include "arch.cuh"
 #include "dtypes.cuh"
+#include "ints.cuh"
 #include "util.cuh"

@@ -1,5 +1,6 @@
 // Single elements of a global tensor: load_scalar, store_scalar, atomic_add. Indices are
-// element indices (b, d, r, c); no bounds checks. Like the tile operations these are wave
+// element indices (b, d, r, c); outside the tensor a load reads zero and a store or add does
+// nothing (one uniform branch). Like the tile operations these are wave
 // operations on the wave's (uniform) scalars: loads and stores are done by every active lane,
 // which changes nothing, but an add must happen once per wave, so only the first active lane
 // performs it.
@@ -11,17 +12,22 @@
 namespace hk {
 
 template <class T>
-HK_DEV T load_scalar(const gl<T>& g, int b, int d, int r, int c) { return *g.ptr(b, d, r, c); }
+HK_DEV T load_scalar(const gl<T>& g, int b, int d, int r, int c) {
+  if (!g.holds(b, d, r, c)) return from_compute<T>(0);
+  return *g.ptr(b, d, r, c);
+}
 
 template <class T>
-HK_DEV void store_scalar(const gl<T>& g, int b, int d, int r, int c, T v) { *g.ptr(b, d, r, c) = v; }
+HK_DEV void store_scalar(const gl<T>& g, int b, int d, int r, int c, T v) {
+  if (g.holds(b, d, r, c)) *g.ptr(b, d, r, c) = v;
+}
 
 // Device-scope relaxed atomic add; returns nothing. float and int32 use the hardware atomics
 // (or the compiler's compare-and-swap loop where fine-grained memory could need it); bf16 and
 // fp16 use a compare-and-swap loop on the aligned 32-bit word holding the element.
 template <class T>
 HK_DEV void atomic_add(const gl<T>& g, int b, int d, int r, int c, compute_t<T> v) {
-  if (laneid() != __builtin_ctzll(__builtin_amdgcn_read_exec())) return;
+  if (laneid() != __builtin_ctzll(__builtin_amdgcn_read_exec()) || !g.holds(b, d, r, c)) return;
   T* p = g.ptr(b, d, r, c);
   if constexpr (__is_same(T, float) || __is_same(T, int32_t)) {
     __hip_atomic_fetch_add(p, static_cast<T>(v), __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);

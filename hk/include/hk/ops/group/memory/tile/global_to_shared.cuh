@@ -25,6 +25,17 @@
 namespace hk {
 namespace detail {
 
+// A tile with no element inside the tensor: zeros, 16 bytes per thread (LDS writes, like the
+// synchronous copy).
+template <class ST, int THREADS>
+HK_DEV void group_zero(ST& dst, int tid) {
+  constexpr int total = ST::bytes / 16;
+  unroll<(total + THREADS - 1) / THREADS>([&](auto it) {
+    const int q = tid + it * THREADS;
+    if (total % THREADS == 0 || q < total) *reinterpret_cast<u32x4*>(reinterpret_cast<unsigned char*>(dst.data) + q * 16) = u32x4{0, 0, 0, 0};
+  });
+}
+
 template <class ST, int THREADS, class T>
 HK_DEV void group_load_sync(ST& dst, const gl<T>& src, coord idx, int tid) {
   constexpr int CE = ST::chunk_elems, K = ST::chunks, total = ST::rows * K;
@@ -121,6 +132,7 @@ struct group {
   template <class ST, class T>
   HK_DEV static void load(ST& dst, const gl<T>& src, coord idx) {
     static_assert(is_st<ST> && __is_same(typename ST::dtype, T), "hk::group::load: shared tile and tensor must have the same element type");
+    if (!src.template touches<ST::rows, ST::cols>(idx.b, idx.d, idx.r, idx.c)) return detail::group_zero<ST, threads>(dst, thread());
 #if defined(HK_CDNA)
     const int col0 = idx.c * ST::cols;
     const T* base = src.ptr(idx.b, idx.d, idx.r * ST::rows, col0);
@@ -137,6 +149,7 @@ struct group {
   template <class ST, class T>
   HK_DEV static void store(const gl<T>& dst, const ST& src, coord idx) {
     static_assert(is_st<ST> && __is_same(typename ST::dtype, T), "hk::group::store: shared tile and tensor must have the same element type");
+    if (!dst.template touches<ST::rows, ST::cols>(idx.b, idx.d, idx.r, idx.c)) return;
     detail::group_store_sync<ST, threads>(dst, src, idx, thread());
   }
 

@@ -3,7 +3,8 @@
 // row_ids is the tile's col_vec with int32_t elements (hk::col_vec<RT, int32_t>); ids are
 // absolute rows of slice (idx.b, idx.d); idx.r is unused; columns are idx.c*C .. idx.c*C+C-1.
 // A negative (or out-of-range) id skips the row: gather writes zeros, scatter writes nothing
-// (padding slots dropped). Columns past the tensor's edge are zero / not written.
+// (padding slots dropped). Columns outside the tensor, and a batch or depth it does not have,
+// are zero / not written.
 #pragma once
 
 #include "global_to_register.cuh"
@@ -24,13 +25,15 @@ HK_DEV int row_id(const V& ids) {
 
 template <class RT, class T, class V, class F>
 HK_DEV void for_each_indexed_run(const gl<T>& g, const V& ids, coord idx, F f) {
+  // A slice or column tile outside the tensor: every row is skipped, as for a bad id.
+  const int rows = g.has_slice(idx.b, idx.d) && starts_inside<RT::cols>(idx.c, g.cols) ? g.rows : 0;
   const int col0 = idx.c * RT::cols;
   const int cols = g.cols - col0;
   T* slice = g.slice(idx.b, idx.d);
   const bool aligned = ((reinterpret_cast<uintptr_t>(slice + col0) | static_cast<uintptr_t>(g.stride_row * sizeof(T))) & 15) == 0;
   for_each_run<RT>([&](auto s, auto e, auto l, int, int c) {
     const int row = row_id<RT, V, decltype(s)::value, decltype(e)::value>(ids);
-    const bool row_ok = row >= 0 && row < g.rows;
+    const bool row_ok = in_range(row, rows);
     T* p = slice + static_cast<int64_t>(row_ok ? row : 0) * g.stride_row + col0 + c;
     f(s, e, l, p, row_ok, aligned && c + decltype(l)::value <= cols, cols - c);
   });

@@ -1,6 +1,6 @@
 // Global <-> registers for vectors: load(rv&, const gl&, coord) and store(const gl&, const rv&,
 // coord). A vector of length N is a 1xN tile: it reads row idx.r, columns idx.c*N ..
-// idx.c*N+N-1 of slice (idx.b, idx.d). Elements past the last column read as zero and are not
+// idx.c*N+N-1 of slice (idx.b, idx.d). Elements outside the tensor read as zero and are not
 // written. Each element is stored by one lane only.
 #pragma once
 
@@ -27,7 +27,7 @@ HK_DEV void load(V& dst, const gl<T>& src, coord idx) {
   const int col0 = idx.c * V::length;
   const T* base = src.ptr(idx.b, idx.d, idx.r, col0);
   const int cols = src.cols - col0;
-  const bool row_in = idx.r < src.rows;
+  const bool row_in = src.has_slice(idx.b, idx.d) && in_range(idx.r, src.rows) && starts_inside<V::length>(idx.c, src.cols);
   const int lane = laneid(), a = lane & 15, g = lane >> 4;
   unroll<V::slots>([&](auto s) {
     const int i = V::index(s, g, a);
@@ -41,7 +41,8 @@ HK_DEV void store(const gl<T>& dst, const V& src, coord idx) {
   const int col0 = idx.c * V::length;
   T* base = dst.ptr(idx.b, idx.d, idx.r, col0);
   const int cols = dst.cols - col0;
-  if (idx.r >= dst.rows || !detail::owns_vec_slot<V>()) return;
+  const bool row_in = dst.has_slice(idx.b, idx.d) && in_range(idx.r, dst.rows) && starts_inside<V::length>(idx.c, dst.cols);
+  if (!row_in || !detail::owns_vec_slot<V>()) return;
   const int lane = laneid(), a = lane & 15, g = lane >> 4;
   unroll<V::slots>([&](auto s) {
     const int i = V::index(s, g, a);

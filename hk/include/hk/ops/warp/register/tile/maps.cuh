@@ -125,11 +125,29 @@ HK_DEV void relu(D& d, const A& a) { detail::map(d, a, [](auto x) { return x < 0
 // ---- binary maps: (d, a, b) with b a register tile/vector of the same layout, or a scalar -----
 // max/min on floats are IEEE maxNum/minNum (v_max_f32): a NaN operand yields the other one.
 
+// Integer elements wrap (i32) and divide as the scalars do (common/ints.cuh): x / 0 == 0.
+
 namespace detail {
-struct op_add { template <class C> HK_DEV C operator()(C x, C y) const { return x + y; } };
-struct op_sub { template <class C> HK_DEV C operator()(C x, C y) const { return x - y; } };
-struct op_mul { template <class C> HK_DEV C operator()(C x, C y) const { return x * y; } };
-struct op_div { template <class C> HK_DEV C operator()(C x, C y) const { return x / y; } };
+struct op_add {
+  template <class C> HK_DEV C operator()(C x, C y) const {
+    if constexpr (__is_same(C, int)) return wrap_add(x, y); else return x + y;
+  }
+};
+struct op_sub {
+  template <class C> HK_DEV C operator()(C x, C y) const {
+    if constexpr (__is_same(C, int)) return wrap_sub(x, y); else return x - y;
+  }
+};
+struct op_mul {
+  template <class C> HK_DEV C operator()(C x, C y) const {
+    if constexpr (__is_same(C, int)) return wrap_mul(x, y); else return x * y;
+  }
+};
+struct op_div {
+  template <class C> HK_DEV C operator()(C x, C y) const {
+    if constexpr (__is_same(C, int)) return div_s(x, y); else return x / y;
+  }
+};
 struct op_max {
   template <class C> HK_DEV C operator()(C x, C y) const {
     if constexpr (__is_same(C, float)) return __builtin_fmaxf(x, y); else return x > y ? x : y;
