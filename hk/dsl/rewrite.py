@@ -40,6 +40,14 @@ def _assigned(nodes):
         def visit_Lambda(self, node):
             pass
 
+        def visit_comprehension_scope(self, node):
+            # A comprehension's targets are its own; only a walrus inside binds outside it.
+            for n in ast.walk(node):
+                if isinstance(n, ast.NamedExpr) and n.target.id not in names:
+                    names.append(n.target.id)
+
+        visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_comprehension_scope
+
     for n in nodes:
         Visitor().visit(n)
     return names

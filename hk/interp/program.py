@@ -19,7 +19,7 @@ ENUMS = {
     "dim": ("x", "y", "z"),
     "extent": ("batch", "depth", "rows", "cols"),
     "unary": ("exp", "exp2", "log", "log2", "abs", "neg", "relu", "gelu", "silu", "sqrt", "rsqrt",
-              "round", "floor", "sin", "cos", "tanh", "sigmoid"),
+              "round", "floor", "sin", "cos", "tanh", "sigmoid", "exp2_ftz"),
     "binary": ("add", "sub", "mul", "div", "max", "min", "pow"),
     "cmp": ("eq", "ne", "lt", "le", "gt", "ge"),
     "reduce": ("sum", "max", "min"),

@@ -157,6 +157,9 @@ def unary(fn, x, dtype):
         r = torch.exp(v)
     elif fn == "exp2":
         r = torch.exp2(v)
+    elif fn == "exp2_ftz":
+        r = torch.exp2(v)
+        r = torch.where(r < 2.0 ** -126, torch.zeros_like(r), r)
     elif fn == "log":
         r = torch.log(v)
     elif fn == "log2":

@@ -15,8 +15,10 @@ from hk.runtime import toolchain as toolchain_lib
 from hk.target import facts
 
 # Flags every device compile gets. -O3 and C++20 as the tile library expects; device only and
-# no offload bundle, so the output is the ELF code object itself.
-BASE_FLAGS = ("-x", "hip", "-std=c++20", "-O3", "--cuda-device-only", "--no-gpu-bundle-output")
+# no offload bundle, so the output is the ELF code object itself; no compilation-unit id (clang
+# derives it from the source's path), so the object does not depend on where it was built.
+BASE_FLAGS = ("-x", "hip", "-std=c++20", "-O3", "--cuda-device-only", "--no-gpu-bundle-output",
+              "-fuse-cuid=none")
 
 
 def command(source, arch, out, *, toolchain, include_dirs=(), defines=(), extra_flags=()):

@@ -2,7 +2,8 @@
 
 Memory operations are tracked on the counters that count them, as each target completes them:
 vector memory in order on vmcnt (gfx9: loads, stores and global->LDS copies on the one counter;
-gfx10/11: stores on vscnt; gfx12: loadcnt and storecnt); LDS in order on lgkmcnt or dscnt;
+gfx10/11: stores on vscnt; gfx12: loadcnt and storecnt); LDS reads and writes in order on
+lgkmcnt or dscnt;
 scalar memory out of order (complete only when the counter reaches 0). Any instruction that
 names a register a pending load will write is a finding. A barrier reached with an asynchronous
 global->LDS copy (CDNA) in flight is a finding when no wait on vmcnt came after the copy: a
@@ -117,6 +118,10 @@ def classify(inst, arch=None):
     if m.startswith(("ds_read", "ds_load", "ds_bpermute", "ds_permute", "ds_swizzle")) or \
             (m.startswith("ds_") and "_rtn" in m):
         return "lds", "load"
+    if m.startswith("ds_"):
+        # Writes and atomics without a return count on the same in-order counter: a wait for
+        # fewer than them in flight covers the older loads.
+        return "lds", "store"
     if m.startswith(("s_load", "s_buffer_load")):
         return "smem", "load"
     return None

@@ -254,6 +254,22 @@ class ValuTest(emutest.EmuTest):
         self.check("gfx1100", "trans", body, 3, (pos, x, r), [np.asarray(e).astype(np.float32) for e in exp],
                    tol_ulp=2)
 
+    def test_transcendentals_have_no_denormals(self):
+        # v_exp_f32 gives 0 below 2^-126 and v_log_f32 takes a denormal input as 0, whatever the
+        # denormal mode (the compiler's accurate exp2 and log2 scale around exactly this).
+        body = """
+  v_exp_f32 v10, v1
+  v_log_f32 v11, v2
+"""
+        for arch in ("gfx1100", "gfx950"):
+            wave = asm.WAVE[arch]
+            x = np.resize([-126.0, -125.0, -127.0, -140.0, -149.0, -200.0, 0.0, -np.inf], wave)
+            tiny = f32(np.resize([2.0 ** -126, 2.0 ** -127, 2.0 ** -140, 2.0 ** -149, 1.0, 0.0, 2.0 ** -100, 0.5], wave))
+            exp2 = np.where(x < -126, 0.0, np.exp2(x))
+            log2 = np.where(tiny < 2.0 ** -126, -np.inf, np.log2(np.maximum(tiny, 2.0 ** -126)))
+            self.assertEqual((exp2[3], log2[1]), (0.0, -np.inf))
+            self.check(arch, "trans_denormals", body, 2, (f32(x), tiny), [f32(exp2), f32(log2)])
+
     def test_compare_and_select(self):
         a = A.copy()
         a[:4] = [np.nan, 1.0, -0.0, np.inf]

@@ -19,6 +19,25 @@ def interp(monkeypatch):
 
 
 @hk.kernel(grid=(1,))
+def comprehensions_in_ifs(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], n: int, *, FLAG=True):
+    t = x[0, 0, 0, 0].load(T)
+    if FLAG:                        # a Python if: the comprehension's i is its own, a walrus binds outside
+        ts = [t * float(i + 1) for i in range(3) if (last := i) >= 0]
+        t = ts[0] + ts[1] + ts[2] + float(last)
+    if n > 1:                       # a device if: the same
+        t = [t + float(k) for k in range(2)][1] * 2.0
+    o[0, 0, 0, 0] = t
+
+
+def test_comprehensions_inside_python_and_device_ifs():
+    x = torch.randn(16, 64)
+    for n, expected in ((1, 6 * x + 2), (2, (6 * x + 3) * 2)):
+        o = torch.zeros(16, 64)
+        comprehensions_in_ifs(x, o, n)
+        torch.testing.assert_close(o, expected)
+
+
+@hk.kernel(grid=(1,))
 def loops_in_ifs(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], n: int, *, FLAG=True):
     acc = hk.zeros(T)
     if FLAG:                        # a Python if around an unrolled and a device loop

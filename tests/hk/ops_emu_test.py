@@ -23,6 +23,8 @@ def unary_ops(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
     t = x[0, 0, 0, 0].load(T)
     for k, fn in enumerate(UNARY):
         o[k, 0, 0, 0] = getattr(hk.math, fn)(t)
+    # 2^(-40x) for x in (0.1, 4.1): normal results, denormal ones, and ones below every float.
+    o[len(UNARY), 0, 0, 0] = hk.math.exp2(t * -40.0, ftz=True)
 
 
 @hk.kernel(grid=(1,))
@@ -154,14 +156,22 @@ def seeded():
 @pytest.mark.parametrize("arch", ARCHS)
 def test_unary(monkeypatch, arch):
     x = torch.rand(16, 64) * 4 + 0.1
-    interp, emu = both(monkeypatch, arch, unary_ops, lambda: (x.clone(), torch.zeros(len(UNARY), 16, 64)))
+    interp, emu = both(monkeypatch, arch, unary_ops, lambda: (x.clone(), torch.zeros(len(UNARY) + 1, 16, 64)))
     refs = [torch.exp(x), torch.exp2(x), torch.log(x), torch.log2(x), x.abs(), -x, x.relu(),
             torch.nn.functional.gelu(x, approximate="tanh"), torch.nn.functional.silu(x), x.sqrt(), x.rsqrt(),
             torch.round(x), torch.floor(x), torch.sin(x), torch.cos(x), torch.tanh(x), torch.sigmoid(x)]
+    exact = torch.exp2(x * -40.0)
+    flushed = torch.where(exact < 2.0 ** -126, torch.zeros_like(exact), exact)
+    assert (flushed == 0).any() and (flushed > 0).any() and ((exact > 0) & (exact < 2.0 ** -126)).any()
+    refs.append(flushed)
     for k, ref in enumerate(refs):
         close(interp[1][k], ref, rtol=1e-5, atol=1e-5)
         # The hardware's transcendentals are within a few ulp of the correctly rounded ones.
         close(emu[1][k], ref, rtol=2e-5, atol=1e-5)
+    # exp2(ftz=True): zero exactly where the result would be below 2^-126, on both runners.
+    for got in (interp[1][-1], emu[1][-1]):
+        assert torch.equal(got == 0, flushed == 0)
+        close(got, flushed, rtol=2e-5, atol=0)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

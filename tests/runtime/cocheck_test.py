@@ -108,6 +108,24 @@ CASES = [
      {wait}
      s_barrier
      """, "s_waitcnt vmcnt(1)", "s_barrier"),
+    # LDS writes count on lgkmcnt too: waiting until only the two younger writes are in flight
+    # covers the older read (the compiler's own waits rely on it).
+    ("lds_writes_count_cdna", "gfx950",
+     """
+     ds_bpermute_b32 v1, v2, v3
+     ds_write_b32 v4, v5
+     ds_write_b32 v4, v5 offset:64
+     {wait}
+     v_add_f32_e32 v6, v1, v1
+     """, "s_waitcnt lgkmcnt(2)", "v_add_f32_e32 v6, v1, v1"),
+    ("lds_writes_count_rdna", "gfx1100",
+     """
+     ds_load_b32 v1, v2
+     ds_store_b32 v4, v5
+     ds_store_b32 v4, v5 offset:64
+     {wait}
+     v_add_f32_e32 v6, v1, v1
+     """, "s_waitcnt lgkmcnt(2)", "v_add_f32_e32 v6, v1, v1"),
     # gfx10/11 SOPK waits count.
     ("sopk_vmcnt", "gfx1100",
      """

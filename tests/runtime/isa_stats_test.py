@@ -73,6 +73,7 @@ def test_a_built_gemm(tmp_path):
     built = small_gemm.build("gfx1100")
     stats = isa_stats.stats(built.path, os.path.join(os.environ["HK_LLVM_BIN"], "llvm-objdump"))
     (s,) = stats.values()
-    assert s.arch == "gfx1100" and s.matrix == 8 and s.loop.matrix == 8
+    # (The compiler may unswitch the loop on the copy's bounds test: the body twice, one runs.)
+    assert s.arch == "gfx1100" and s.matrix in (8, 16) and s.loop.matrix == 8
     assert s.per_matrix == len(s.loop.instructions) / 8
     assert s.figures()["vgprs"] == s.vgprs and s.spills == 0

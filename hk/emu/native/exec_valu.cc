@@ -10,6 +10,17 @@ namespace emu {
 #define LOOP for (int l = 0; l < w.wsize; ++l)
 #define ARR(...) uint32_t __VA_ARGS__
 // Float ops: a, b, c are floats with input modifiers applied; EXPR is the float result.
+// The transcendental units have no denormals whatever the mode: v_exp_f32 gives 0 where 2^a is
+// below 2^-126, v_log_f32 takes a denormal input as 0 (which is why the compiler's accurate
+// exp2 and log2 scale around them).
+static inline float exp2_hw(float a) {
+  const float r = std::exp2(a);
+  return r < 0x1p-126f ? 0.0f : r;
+}
+static inline float log2_hw(float a) {
+  return std::fabs(a) < 0x1p-126f ? -INFINITY : std::log2(a);
+}
+
 #define VF1(NAME, EXPR) H(NAME) { ARR(A[LANES], R[LANES]); f32src(m, w, in, 0, A); \
   LOOP { float a = bf(A[l]); (void)a; R[l] = fo(m, fpost(in, (EXPR))); } write32(m, w, in, R); }
 #define VF2(NAME, EXPR) H(NAME) { ARR(A[LANES], B[LANES], R[LANES]); f32src(m, w, in, 0, A); \
@@ -143,8 +154,8 @@ VF1(v_ceil_f32, std::ceil(a))
 VF1(v_floor_f32, std::floor(a))
 VF1(v_rndne_f32, std::nearbyint(a))
 VF1(v_fract_f32, fract(a))
-VF1(v_exp_f32, std::exp2(a))
-VF1(v_log_f32, std::log2(a))
+VF1(v_exp_f32, exp2_hw(a))
+VF1(v_log_f32, log2_hw(a))
 VF1(v_rcp_f32, vrcp(a))
 VF1(v_rcp_iflag_f32, vrcp(a))
 VF1(v_rsq_f32, vrsq(a))
@@ -201,8 +212,8 @@ static inline float sfsrc(Machine& m, Wave& w, const Inst& in) {
   return bf(x);
 }
 #define VS_F32(NAME, EXPR) H(NAME) { float a = sfsrc(m, w, in); sset(m, w, in, in.d[0], fo(m, fpost(in, (EXPR)))); }
-VS_F32(v_s_exp_f32, std::exp2(a))
-VS_F32(v_s_log_f32, std::log2(a))
+VS_F32(v_s_exp_f32, exp2_hw(a))
+VS_F32(v_s_log_f32, log2_hw(a))
 VS_F32(v_s_rcp_f32, vrcp(a))
 VS_F32(v_s_rsq_f32, vrsq(a))
 VS_F32(v_s_sqrt_f32, std::sqrt(a))

@@ -43,7 +43,7 @@ def HK_UnaryFn : HK_Enum<"UnaryFn", "elementwise unary function", [
   I32EnumAttrCase<"relu", 6>, I32EnumAttrCase<"gelu", 7>, I32EnumAttrCase<"silu", 8>,
   I32EnumAttrCase<"sqrt", 9>, I32EnumAttrCase<"rsqrt", 10>, I32EnumAttrCase<"round", 11>,
   I32EnumAttrCase<"floor", 12>, I32EnumAttrCase<"sin", 13>, I32EnumAttrCase<"cos", 14>,
-  I32EnumAttrCase<"tanh", 15>, I32EnumAttrCase<"sigmoid", 16>]>;
+  I32EnumAttrCase<"tanh", 15>, I32EnumAttrCase<"sigmoid", 16>, I32EnumAttrCase<"exp2_ftz", 17>]>;
 
 def HK_BinaryFn : HK_Enum<"BinaryFn", "elementwise binary function", [
   I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>, I32EnumAttrCase<"mul", 2>,

@@ -152,15 +152,16 @@ func.func @elementwise(%t: !hk.rt<f32, 16x64, row>, %u: !hk.rt<f32, 16x64, row>,
   %8 = hk.unary silu %7 : !hk.rt<f32, 16x64, row>
   %9 = hk.unary sqrt %8 : !hk.rt<f32, 16x64, row>
   %10 = hk.unary rsqrt %9 : !hk.rt<f32, 16x64, row>
-  // CHECK-COUNT-6: hk.unary {{round|floor|sin|cos|tanh|sigmoid}} %{{.*}} : !hk.rt<f32, 16x64, row>
+  // CHECK-COUNT-7: hk.unary {{round|floor|sin|cos|tanh|sigmoid|exp2_ftz}} %{{.*}} : !hk.rt<f32, 16x64, row>
   %r0 = hk.unary round %10 : !hk.rt<f32, 16x64, row>
   %r1 = hk.unary floor %r0 : !hk.rt<f32, 16x64, row>
   %r2 = hk.unary sin %r1 : !hk.rt<f32, 16x64, row>
   %r3 = hk.unary cos %r2 : !hk.rt<f32, 16x64, row>
   %r4 = hk.unary tanh %r3 : !hk.rt<f32, 16x64, row>
   %r5 = hk.unary sigmoid %r4 : !hk.rt<f32, 16x64, row>
+  %r7 = hk.unary exp2_ftz %r5 : !hk.rt<f32, 16x64, row>
   // CHECK: hk.binary pow %{{.*}}, %{{.*}} : !hk.rt<f32, 16x64, row>, f32
-  %r6 = hk.binary pow %r5, %x : !hk.rt<f32, 16x64, row>, f32
+  %r6 = hk.binary pow %r7, %x : !hk.rt<f32, 16x64, row>, f32
   // CHECK: hk.binary add %{{.*}}, %{{.*}} : !hk.rt<f32, 16x64, row>, !hk.rt<f32, 16x64, row>
   %11 = hk.binary add %10, %u : !hk.rt<f32, 16x64, row>, !hk.rt<f32, 16x64, row>
   // CHECK: hk.binary mul %{{.*}}, %{{.*}} : !hk.rt<f32, 16x64, row>, f32

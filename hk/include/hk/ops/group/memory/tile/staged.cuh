@@ -77,10 +77,16 @@ HK_DEV void group<NUM_WARPS>::issue(S& s, const gl<T>& src, coord idx) {
   const int t = thread();
   const int row0 = idx.r * ST::rows;
   const T* row_base = src.ptr(idx.b, idx.d, row0, 0);
-  // The range ends with the slice's last element: rows past it read zeros.
-  const int64_t bytes = row0 < src.rows && src.cols > 0
-                            ? ((src.rows - row0 - 1) * src.stride_row + src.cols) * static_cast<int64_t>(TB) : 0;
-  const __amdgpu_buffer_rsrc_t rsrc = detail::buffer_rsrc(row_base, bytes);
+  // The range ends with the slice's last element: rows past it read zeros. A tile that touches
+  // nothing (before the first row or column, past the last, in a batch or depth the tensor
+  // lacks) gets an empty range: all zeros. The row and slice test is the same for every column
+  // tile (a loop over K keeps it out of the loop); the column test is one unsigned compare.
+  // (Rows and columns of an outside tile count as none, which makes the range negative, read as
+  // empty: arithmetic, so that the compiler does not merge the two tests into one per tile.)
+  const bool rows_in = src.has_slice(idx.b, idx.d) & starts_inside<ST::rows>(idx.r, src.rows);
+  const int rows_left = rows_in ? src.rows - row0 : 0, cols_in = rows_in ? src.cols : 0;
+  const int64_t bytes = ((rows_left - 1) * src.stride_row + cols_in) * static_cast<int64_t>(TB);
+  const __amdgpu_buffer_rsrc_t rsrc = detail::buffer_rsrc(row_base, starts_inside<ST::cols>(idx.c, src.cols) ? bytes : 0);
   if constexpr (!detail::rows_of_chunks<DIV, T>) {
     detail::issue_elements(s, src, idx, t, rsrc);
   } else {
@@ -101,9 +107,9 @@ HK_DEV void group<NUM_WARPS>::issue(S& s, const gl<T>& src, coord idx) {
       });
     };
     if constexpr (exact) {
-      // Columns come in whole tiles: a tile is inside or wholly past the edge, where an empty
-      // range reads zeros (only the range word is chosen).
-      loads(detail::buffer_rsrc(row_base, left > 0 ? bytes : 0), ic<1>{});
+      // Columns come in whole tiles: a tile is inside or wholly outside, where the empty range
+      // reads zeros (only the range word is chosen).
+      loads(rsrc, ic<1>{});
     } else {
       // Per-chunk column tests, without a branch: a branch in a kernel's hot loop splits the
       // live ranges of everything around it.

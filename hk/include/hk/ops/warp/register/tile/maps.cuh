@@ -87,7 +87,8 @@ HK_DEV void pos_infty(X& d) {
 
 // ---- unary maps -----------------------------------------------------------------------------
 // exp, log, sqrt are the compiler's accurate expansions of the hardware's exp2/log2/sqrt
-// (not the fast approximations); sin, cos, tanh and pow are the device library's (ocml). gelu
+// (not the fast approximations); exp2_ftz is v_exp_f32 alone, whose results below 2^-126 are 0
+// (within 1 ulp otherwise, like the expansion); sin, cos, tanh and pow are the device library's (ocml). gelu
 // is the tanh approximation 0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3))), as torch's
 // gelu(approximate="tanh"). round is to nearest, ties to even (as torch.round).
 
@@ -100,6 +101,7 @@ HK_DEV void pos_infty(X& d) {
 
 HK_UNARY_FLOAT(exp, __builtin_expf(x))
 HK_UNARY_FLOAT(exp2, __builtin_exp2f(x))
+HK_UNARY_FLOAT(exp2_ftz, __builtin_amdgcn_exp2f(x))  // v_exp_f32 alone: no denormal results
 HK_UNARY_FLOAT(log, __builtin_logf(x))
 HK_UNARY_FLOAT(log2, __builtin_log2f(x))
 HK_UNARY_FLOAT(sqrt, __builtin_sqrtf(x))
