@@ -101,14 +101,15 @@ def loops(instructions):
 def main_loop(instructions):
     """The innermost loop with the most matrix instructions, or None.
 
-    Innermost: no other loop lies inside it. Of an unrolled loop and the loop that runs the
-    iterations left over, both innermost, the unrolled one holds more matrix instructions."""
-    every = loops(instructions)
+    Innermost: no other loop with matrix instructions lies inside it (a loop of copies inside
+    the K loop does not make the K loop an outer one). Of an unrolled loop and the loop that
+    runs the iterations left over, both innermost, the unrolled one holds more."""
+    every = [l for l in loops(instructions) if l.matrix]
 
     def inner(l):
         return not any(o is not l and l.head <= o.head and o.tail <= l.tail for o in every)
 
-    candidates = [l for l in every if l.matrix and inner(l)]
+    candidates = [l for l in every if inner(l)]
     if not candidates:
         return None
     return max(candidates, key=lambda l: (l.matrix, -(l.tail - l.head)))

@@ -53,6 +53,21 @@ def test_an_outer_loop_is_not_the_main_loop():
     assert (loop.head, loop.tail) == (0x04, 0x30)
 
 
+def test_a_loop_without_matrix_instructions_inside_does_not_hide_the_main_loop():
+    # A K loop whose copy is a loop of its own: the K loop is still the main loop.
+    program = code([
+        (0x00, "s_mov_b32 s0, 0", None),
+        (0x04, "global_load_b128 v[0:3], v8, s[0:1]", None),   # K loop head, copy loop head
+        (0x0c, "s_cbranch_scc1 0x04", 0x04),                   # copy loop
+        (0x10, "v_wmma_f32_16x16x16_bf16 v[16:23]", None),
+        (0x18, "v_wmma_f32_16x16x16_bf16 v[24:31]", None),
+        (0x20, "s_cbranch_scc1 0x04", 0x04),                   # K loop
+        (0x24, "s_endpgm", None),
+    ])
+    loop = isa_stats.main_loop(program)
+    assert (loop.head, loop.tail, loop.matrix) == (0x04, 0x20, 2)
+
+
 def test_a_built_gemm(tmp_path):
     # The hermetic toolchain's code object of the short-form GEMM: one loop with 8 WMMAs.
     import hk

@@ -35,6 +35,10 @@ HK_DEV __amdgpu_buffer_rsrc_t buffer_rsrc(const void* base, int64_t bytes) {
   const int64_t clamped = bytes < 0 ? 0 : bytes > 0x7fffffff ? 0x7fffffff : bytes;
   return __builtin_amdgcn_make_buffer_rsrc(const_cast<void*>(base), 0, static_cast<int>(clamped), buffer_rsrc_word3);
 }
+// The same over a 32-bit count (a negative one is empty): one compare instead of two 64-bit ones.
+HK_DEV __amdgpu_buffer_rsrc_t buffer_rsrc(const void* base, int bytes) {
+  return __builtin_amdgcn_make_buffer_rsrc(const_cast<void*>(base), 0, bytes < 0 ? 0 : bytes, buffer_rsrc_word3);
+}
 
 HK_DEV u32x4_buf buffer_load16(__amdgpu_buffer_rsrc_t r, uint32_t voffset, int soffset) {
   return __builtin_amdgcn_raw_buffer_load_b128(r, static_cast<int>(voffset), soffset, 0);

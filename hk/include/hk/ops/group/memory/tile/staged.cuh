@@ -76,16 +76,21 @@ HK_DEV void group<NUM_WARPS>::issue(S& s, const gl<T>& src, coord idx) {
   constexpr int K = ST::chunks, CE = ST::chunk_elems, TB = static_cast<int>(sizeof(T));
   const int t = thread();
   const int row0 = idx.r * ST::rows;
-  const T* row_base = src.ptr(idx.b, idx.d, row0, 0);
+  // Rows are less than 8 MiB apart (the launcher refuses others): a row's bytes fit 32 bits.
+  const int row_bytes = static_cast<int>(src.stride_row) * TB;
+  const T* row_base = reinterpret_cast<const T*>(reinterpret_cast<const char*>(src.slice(idx.b, idx.d)) +
+                                                 static_cast<int64_t>(row0) * row_bytes);
   // The range ends with the slice's last element: rows past it read zeros. A tile that touches
   // nothing (before the first row or column, past the last, in a batch or depth the tensor
   // lacks) gets an empty range: all zeros. The row and slice test is the same for every column
   // tile (a loop over K keeps it out of the loop); the column test is one unsigned compare.
   // (Rows and columns of an outside tile count as none, which makes the range negative, read as
   // empty: arithmetic, so that the compiler does not merge the two tests into one per tile.)
+  // In 32 bits, saturated at the 2^31 the hardware checks anyway (one multiply-high).
   const bool rows_in = src.has_slice(idx.b, idx.d) & starts_inside<ST::rows>(idx.r, src.rows);
   const int rows_left = rows_in ? src.rows - row0 : 0, cols_in = rows_in ? src.cols : 0;
-  const int64_t bytes = ((rows_left - 1) * src.stride_row + cols_in) * static_cast<int64_t>(TB);
+  const uint64_t span = static_cast<uint64_t>(static_cast<uint32_t>(rows_left)) * static_cast<uint32_t>(row_bytes);
+  const int bytes = span > 0x7fffffffu ? 0x7fffffff : static_cast<int>(span) - (row_bytes - cols_in * TB);
   const __amdgpu_buffer_rsrc_t rsrc = detail::buffer_rsrc(row_base, starts_inside<ST::cols>(idx.c, src.cols) ? bytes : 0);
   if constexpr (!detail::rows_of_chunks<DIV, T>) {
     detail::issue_elements(s, src, idx, t, rsrc);
