@@ -7,12 +7,13 @@ The same trace and translation Kernel.trace() and Kernel.source() run; errors pr
 user's file:line and exit 1.
 """
 
-import ast
 import importlib.util
 import os
 import sys
 
 from absl import app, flags
+
+from hk.compiler.cli import parse_constants
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("src", None, "the Python file that defines the kernel", required=True)
@@ -40,19 +41,6 @@ def load_kernel(path, name):
     if not isinstance(kernel, hk.Kernel):
         raise SystemExit("%s has no @hk.kernel named %r" % (path, name))
     return kernel
-
-
-def parse_constants(items):
-    constants = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit("--constexpr wants NAME=VALUE, got %r" % item)
-        try:
-            constants[key] = ast.literal_eval(value)
-        except (ValueError, SyntaxError):
-            constants[key] = value
-    return constants
 
 
 def main(argv):
