@@ -30,8 +30,9 @@ def _load_from_shared(name):
 
 if not os.path.exists(_SHARED):
     raise ImportError(
-        "hk._mlir's native library is missing (%s); build it with "
-        "`./bazelw build //hk/_mlir` or install an hk-dsl wheel" % _SHARED)
+        "hk._mlir's native library is missing (%s): it is built by Bazel; run your program "
+        "through a py_binary or py_test that depends on //hk (`./bazelw run //hk/compiler:hk-check "
+        "-- --src=$PWD/FILE.py` checks the kernels of a file)" % _SHARED)
 
 _load_from_shared("_site_initialize_0")
 _hk = _load_from_shared("_hk")
