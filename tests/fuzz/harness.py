@@ -85,7 +85,9 @@ def disagreement(t, a, b):
             close = (fa - fb).abs() <= tolerance(t.dtype) * (t.mag + fb.abs())
             bad = ~(nan | close | (fa == fb))
         else:
-            bad = ~(nan | (_bits(a) == _bits(b)))
+            # The sign of a zero is open where IEEE leaves it (max/min of +0 and -0): any zero
+            # is every zero (docs/semantics.md).
+            bad = ~(nan | (_bits(a) == _bits(b)) | ((a == 0) & (b == 0)))
     if not bad.any():
         return None
     where = bad.nonzero()[0].tolist()

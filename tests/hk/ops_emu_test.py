@@ -174,6 +174,27 @@ def test_unary(monkeypatch, arch):
         close(got, flushed, rtol=2e-5, atol=0)
 
 
+@hk.kernel(grid=(1,))
+def signed_zeros(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    t = x[0, 0, 0, 0].load(T)
+    o[0, 0, 0, 0] = hk.math.abs(t)
+    o[1, 0, 0, 0] = hk.math.neg(t)
+    o[2, 0, 0, 0] = hk.math.abs(t.to(hk.bf16)).to(hk.fp32)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_abs_and_neg_of_signed_zeros_bit_for_bit(monkeypatch, arch):
+    x = torch.zeros(16, 64)
+    x[:, ::2] = -0.0
+    x[0, 1] = -3.5
+    interp, emu = both(monkeypatch, arch, signed_zeros, lambda: (x.clone(), torch.zeros(3, 16, 64)))
+    for got in (interp[1], emu[1]):
+        bits = got.view(torch.int32)
+        assert torch.equal(bits[0], x.abs().view(torch.int32))    # every zero +0.0
+        assert torch.equal(bits[1], (-x).view(torch.int32))       # signs flipped
+        assert torch.equal(bits[2], x.abs().view(torch.int32))
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_binary_masks_and_indices(monkeypatch, arch):
     x, y = torch.randn(16, 64), torch.rand(16, 64) + 0.5

@@ -117,7 +117,13 @@ HK_UNARY_FLOAT(sigmoid, 1.0f / (1.0f + __builtin_expf(-x)))
 #undef HK_UNARY_FLOAT
 
 template <class D, class A> requires detail::is_reg<D>
-HK_DEV void abs(D& d, const A& a) { detail::map(d, a, [](auto x) { return x < 0 ? -x : x; }); }
+HK_DEV void abs(D& d, const A& a) {
+  // Floats clear the sign bit (abs(-0.0) is +0.0, as torch.abs); integers wrap at the minimum.
+  detail::map(d, a, [](auto x) {
+    if constexpr (__is_floating_point(decltype(x))) return __builtin_fabsf(x);
+    else return x < 0 ? -x : x;
+  });
+}
 template <class D, class A> requires detail::is_reg<D>
 HK_DEV void neg(D& d, const A& a) { detail::map(d, a, [](auto x) { return -x; }); }
 // relu keeps NaN (x < 0 is false for NaN).
