@@ -75,8 +75,16 @@ def converted_store(x: hk.Tensor[hk.fp32], ob: hk.Tensor[hk.bf16], oh: hk.Tensor
     oh[0, 0, 0, 0] = t.to(hk.fp16)
 
 
+def use_device(monkeypatch, device):
+    """Runs what follows on `device`: "interp", or "emu:<arch>"."""
+    kind, _, arch = device.partition(":")
+    monkeypatch.setenv("HK_DEVICE", kind)
+    if arch:
+        monkeypatch.setenv("HK_ARCH", arch)
+
+
 def expected_copy(a, cols):
-    """What staged_copy writes: A's tiles at columns bx and bx + 1 for bx = 0, 32, ..."""
+    """What staged_copy writes into `cols` columns: A, and zeros past its last column."""
     out = torch.zeros(a.shape[0], cols, dtype=a.dtype)
     out[:, :a.shape[1]] = a[:, :cols]
     return out
@@ -87,25 +95,17 @@ def expected_copy(a, cols):
 def test_staged_copy_matches_the_tensor_with_zeros_past_its_edges(monkeypatch, device, rows, cols, width):
     # Whole tiles (divisor 64), ragged rows, ragged columns of 16-byte rows (divisor 8) and
     # rows that are not 16-byte multiples (divisor 1): each path of the copy.
-    kind, _, arch = device.partition(":")
-    monkeypatch.setenv("HK_DEVICE", kind)
-    if arch:
-        monkeypatch.setenv("HK_ARCH", arch)
+    use_device(monkeypatch, device)
     a = torch.randn(rows, cols).to(torch.bfloat16)
     o = torch.full((rows, width), 7.0, dtype=torch.bfloat16)
     staged_copy(a, o)
-    ref = torch.zeros(rows, width, dtype=torch.bfloat16)
-    ref[:, :cols] = a
-    torch.testing.assert_close(o, ref, rtol=0, atol=0)
+    torch.testing.assert_close(o, expected_copy(a, width), rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("device", ["interp"] + ["emu:" + a for a in ARCHS])
 @pytest.mark.parametrize("rows,cols", [(64, 128), (40, 72)])
 def test_a_transposed_commit_writes_the_transpose(monkeypatch, device, rows, cols):
-    kind, _, arch = device.partition(":")
-    monkeypatch.setenv("HK_DEVICE", kind)
-    if arch:
-        monkeypatch.setenv("HK_ARCH", arch)
+    use_device(monkeypatch, device)
     a = torch.randn(rows, cols).to(torch.bfloat16)
     o = torch.full((cols, rows), 3.0, dtype=torch.bfloat16)
     transposed_copy(a, o)
@@ -115,10 +115,7 @@ def test_a_transposed_commit_writes_the_transpose(monkeypatch, device, rows, col
 
 @pytest.mark.parametrize("device", ["interp"] + ["emu:" + a for a in ARCHS])
 def test_a_conditional_prefetch_stays_in_flight_across_its_if(monkeypatch, device):
-    kind, _, arch = device.partition(":")
-    monkeypatch.setenv("HK_DEVICE", kind)
-    if arch:
-        monkeypatch.setenv("HK_ARCH", arch)
+    use_device(monkeypatch, device)
     a = torch.randn(96, 160).to(torch.bfloat16)
     o = torch.zeros(96, 160, dtype=torch.bfloat16)
     conditional_prefetch(a, o)
@@ -174,10 +171,7 @@ def test_divisors_are_checked():
 @pytest.mark.parametrize("tiles", [1, 5, 6, 7])
 def test_unrolled_loop_runs_every_iteration(monkeypatch, device, tiles):
     # Three copies of the body per iteration and the iterations left over: 1, 5, 6 and 7 steps.
-    kind, _, arch = device.partition(":")
-    monkeypatch.setenv("HK_DEVICE", kind)
-    if arch:
-        monkeypatch.setenv("HK_ARCH", arch)
+    use_device(monkeypatch, device)
     x = torch.randn(16 * tiles, 16)
     o = torch.zeros(16, 16)
     unrolled_sum(x, o)
@@ -199,10 +193,7 @@ def test_unroll_is_translated_as_copies_of_the_body():
 
 @pytest.mark.parametrize("device", ["interp"] + ["emu:" + a for a in ARCHS])
 def test_a_stored_conversion_converts_on_the_way(monkeypatch, device):
-    kind, _, arch = device.partition(":")
-    monkeypatch.setenv("HK_DEVICE", kind)
-    if arch:
-        monkeypatch.setenv("HK_ARCH", arch)
+    use_device(monkeypatch, device)
     x = torch.randn(24, 20) * 100
     ob = torch.zeros(24, 20, dtype=torch.bfloat16)
     oh = torch.zeros(24, 20, dtype=torch.float16)

@@ -6,32 +6,22 @@ what the emulator must get right.
 
 import json
 import os
-import tempfile
 
 import numpy as np
-from absl import flags
 from absl.testing import absltest, parameterized
 
 import hk.emu
 from hk.emu import runner
-from tests.emu.triton import kernels
+from tests.emu.triton import corpus, kernels
+from tests.emu.triton.corpus import FLAGS
 
-FLAGS = flags.FLAGS
-
-# Under Bazel only TEST_TMPDIR is the test's to write (the disassembler's temporary files).
-if os.environ.get("TEST_TMPDIR"):
-    os.environ["TMPDIR"] = os.environ["TEST_TMPDIR"]
-    tempfile.tempdir = None
-flags.DEFINE_multi_string("code_object", [], "corpus code objects: <spec>.<arch>.co, each beside its .json")
-flags.DEFINE_string("objdump", None, "the hermetic llvm-objdump")
+corpus.use_test_tmpdir()
 
 
 def _load(spec, arch):
-    for path in FLAGS.code_object:
-        if os.path.basename(path) == "%s.%s.co" % (spec, arch):
-            with open(path[:-3] + ".json") as f:
-                return path, json.load(f)
-    raise AssertionError("no code object for %s on %s" % (spec, arch))
+    path = corpus.code_object(spec, arch)
+    with open(path[:-3] + ".json") as f:
+        return path, json.load(f)
 
 
 def launch(spec, arch, grid, *args, seed=None):

@@ -6,29 +6,14 @@ hardware counts them)."""
 import contextlib
 import io
 import os
-import tempfile
 
-from absl import flags
 from absl.testing import absltest, parameterized
 
 from hk.runtime import cocheck, waitcheck
-from tests.emu.triton import kernels
+from tests.emu.triton import corpus, kernels
+from tests.emu.triton.corpus import FLAGS
 
-FLAGS = flags.FLAGS
-
-# Under Bazel only TEST_TMPDIR is the test's to write (the disassembler's temporary files).
-if os.environ.get("TEST_TMPDIR"):
-    os.environ["TMPDIR"] = os.environ["TEST_TMPDIR"]
-    tempfile.tempdir = None
-flags.DEFINE_multi_string("code_object", [], "corpus code objects: <spec>.<arch>.co")
-flags.DEFINE_string("objdump", None, "llvm-objdump")
-
-
-def _path(spec, arch):
-    for path in FLAGS.code_object:
-        if os.path.basename(path) == "%s.%s.co" % (spec, arch):
-            return path
-    raise AssertionError("no code object for %s on %s" % (spec, arch))
+corpus.use_test_tmpdir()
 
 
 class WaitGateTest(parameterized.TestCase):
@@ -37,13 +22,13 @@ class WaitGateTest(parameterized.TestCase):
         [dict(testcase_name="%s_%s" % (s, a), spec=s, arch=a) for s in kernels.SPECS for a in sorted(kernels.ARCHS)])
     def test_no_findings(self, spec, arch):
         with contextlib.redirect_stdout(io.StringIO()):
-            findings = cocheck.check_file(_path(spec, arch), os.path.abspath(FLAGS.objdump))
+            findings = cocheck.check_file(corpus.code_object(spec, arch), os.path.abspath(FLAGS.objdump))
         self.assertEqual(findings, [])
 
     def test_the_pipelined_copy_is_in_the_corpus(self):
         # The gfx950 three-stage matmul really keeps a copy in flight across a barrier: a wait
         # that leaves copies in flight comes right before it.
-        ins = waitcheck.disassemble(os.path.abspath(FLAGS.objdump), _path("matmul_f16_32x64x32_w4_s3", "gfx950"),
+        ins = waitcheck.disassemble(os.path.abspath(FLAGS.objdump), corpus.code_object("matmul_f16_32x64x32_w4_s3", "gfx950"),
                                     "gfx950")["matmul"]
         before_barrier = [ins[i - 1].text for i in range(1, len(ins)) if ins[i].mnemonic == "s_barrier"]
         self.assertTrue(any("vmcnt(" in t and "vmcnt(0)" not in t for t in before_barrier), before_barrier)
