@@ -32,9 +32,11 @@ from common import check, run, timed
 @functools.lru_cache(maxsize=None)
 def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt"):
     """The fast kernel for `dtype` operands (bf16 or fp16) and an `out` C: C = A·Bᵀ with B N x K
-    (form "ABt"), or C = A·B with B K x N (form "AB": B's tiles are written into LDS transposed,
-    one 16-bit write per element, and the MMAs are the same; its wave tiles are half as wide, for
-    the registers those writes take)."""
+    (form "ABt"), or C = A·B with B K x N (form "AB"). A·B needs B's columns along each lane:
+    where the target reads LDS transposed (gfx950) B's tiles are stored as they are and read in
+    col layout; elsewhere they are written into LDS transposed, one 16-bit write per element,
+    and the MMAs are those of A·Bᵀ. Its wave tiles are half as wide, for the registers those
+    writes take."""
     if form not in ("ABt", "AB"):
         raise ValueError("form is 'ABt' or 'AB', not %r" % (form,))
     name = "gemm" if (dtype, out, form) == (hk.bf16, hk.fp32, "ABt") else "gemm_%s_%s_%s" % (
@@ -52,22 +54,29 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt"):
         w = hk.arch.warp_id()
         wm = w // 2
         wn = w % 2
+        # B as stored (K x N), read in col layout by the transposing LDS read.
+        b_cols = b_major and hk.arch.target().lds_transpose_read is not None
         a_lds = hk.lds.alloc(hk.ST(dtype, BM, BK, 2))
-        b_lds = hk.lds.alloc(hk.ST(dtype, BN, BK, 2))
+        b_lds = hk.lds.alloc(hk.ST(dtype, BK, BN, 2) if b_cols else hk.ST(dtype, BN, BK, 2))
+        transpose = b_major and not b_cols
         acc = hk.zeros(hk.RT(hk.fp32, BM // 2, BN // 2))
         steps = hk.cdiv(a.cols, BK)
         hk.lds.commit(a_lds, 0, hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, 0)))
-        hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(0, bx), transpose=b_major))
+        hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(0, bx), transpose=transpose))
         hk.arch.barrier()
         for k in hk.range(steps, unroll=2):
             buf = k % 2
             # The next step's tiles (zeros past the last), in flight while this step multiplies.
             a_next = hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k + 1))
-            b_next = hk.lds.issue(b_lds, b, b_tile(k + 1, bx), transpose=b_major)
+            b_next = hk.lds.issue(b_lds, b, b_tile(k + 1, bx), transpose=transpose)
             for kk in range(BK // KSTEP):
                 ta = a_lds[buf].subtile(BM // 2, KSTEP, wm, kk).load(hk.RT(dtype, BM // 2, KSTEP))
-                tb = b_lds[buf].subtile(BN // 2, KSTEP, wn, kk).load(hk.RT(dtype, BN // 2, KSTEP))
-                acc = hk.mma_ABt(ta, tb, acc)
+                if b_cols:
+                    tb = b_lds[buf].subtile(KSTEP, BN // 2, kk, wn).load(hk.RT(dtype, KSTEP, BN // 2, "col"))
+                    acc = hk.mma_AB(ta, tb, acc)
+                else:
+                    tb = b_lds[buf].subtile(BN // 2, KSTEP, wn, kk).load(hk.RT(dtype, BN // 2, KSTEP))
+                    acc = hk.mma_ABt(ta, tb, acc)
             hk.lds.commit(a_lds, 1 - buf, a_next)
             hk.lds.commit(b_lds, 1 - buf, b_next)
             hk.arch.barrier()
@@ -79,6 +88,10 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt"):
 gemm = gemm_kernel()
 gemm_fp16 = gemm_kernel(hk.fp16, hk.fp16)
 gemm_ab = gemm_kernel(hk.bf16, hk.bf16, "AB")
+
+# A·B's schedule on CDNA (kernels/BUILD.bazel builds gemm_ab so for gfx942 and gfx950): 128 x 128
+# tiles, K 64 at a time.
+AB_WIDE = {"BN": 128, "BK": 64}
 
 K_STEP = 32
 
@@ -134,8 +147,15 @@ def checks(device, repeat):
     a = torch.randn(m, k, dtype=torch.bfloat16, device=device)
     b = torch.randn(k, n, dtype=torch.bfloat16, device=device)
     c = torch.empty(m, n, dtype=torch.bfloat16, device=device)
-    gemm_ab(a, b, c)
-    check("%s %dx%dx%d" % (gemm_ab.name, m, n, k), c, (a.float() @ b.float()).to(torch.bfloat16))
+    for constants in ({}, AB_WIDE):
+        try:
+            gemm_ab(a, b, c, **constants)
+        except hk.errors.ResourceError as e:
+            # The wide tiles' registers fit CDNA only (RDNA's transposed LDS writes take more).
+            assert constants and "spills" in str(e), e
+            print("%-40s refused by the resource gate (spills)" % ("%s %s" % (gemm_ab.name, constants)))
+            continue
+        check("%s %dx%dx%d %s" % (gemm_ab.name, m, n, k, constants or ""), c, (a.float() @ b.float()).to(torch.bfloat16))
 
 
 if __name__ == "__main__":

@@ -8,10 +8,12 @@
     hk.arch.barrier()        workgroup barrier
     hk.arch.wait_lds(n)      wait until at most n LDS operations are in flight
     hk.arch.wait_vm(n)       the same for vector-memory operations
+    hk.arch.target()         the facts of the architecture being traced for (hk.target)
 """
 
 from hk.dsl import builder as _b
 from hk.dsl.values import Scalar
+from hk.target import facts as _facts
 
 
 def _emit(fn, *args):
@@ -71,3 +73,14 @@ def sched_barrier(mask=0):
 
 def set_prio(priority):
     _emit("set_prio", priority)
+
+
+def target():
+    """The facts of the architecture the kernel is being traced for (hk.target.facts.Target):
+    what a schedule may be chosen by at trace time, e.g. `hk.arch.target().lds_transpose_read`
+    or `.wave_size`. The choice is part of the trace, as a constant's would be."""
+    b = _b.current()
+    if b.arch is None:
+        raise _b.TraceError("hk.arch.target(): this kernel is not traced for an architecture",
+                            hint="trace it with hk.kernel's trace/build/source, which take arch")
+    return _facts.target(b.arch)

@@ -28,8 +28,9 @@ def tracing():
 class Builder:
     """Builds one kernel's module with the hk._mlir bindings."""
 
-    def __init__(self, ir, dialects):
+    def __init__(self, ir, dialects, arch=None):
         self.ir = ir
+        self.arch = arch  # the target being traced for
         self.d = dialects  # namespace: hk, arith, func, scf
         self.context = ir.Context()
         self.module = None

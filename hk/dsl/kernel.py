@@ -227,7 +227,7 @@ class Kernel:
         params = [Param(p.name, types.TensorType(p.kind.dtype, next(it)))
                   if isinstance(p.kind, types.TensorType) else p for p in self.params]
         dialects = pytypes.SimpleNamespace(hk=hkd, arith=arith, func=func, scf=scf)
-        b = _b.Builder(ir, dialects)
+        b = _b.Builder(ir, dialects, arch)
         with _b.active(b):
             where = ir.Location.file(self.fn.__code__.co_filename, self.fn.__code__.co_firstlineno, 1)
             with where:

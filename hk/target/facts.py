@@ -48,6 +48,7 @@ class Target:
     fp8_format: object
     async_global_to_lds: bool
     lds_read_b128: str
+    lds_transpose_read: object  # the transposing 16-bit LDS read, or None
     waitcnt: str
 
     def waves_per_simd(self, vgprs, agprs=0, sgprs=0):

@@ -31,10 +31,18 @@ TRITON_GEMM_TILES = [(128, 128, 32, 4), (128, 64, 32, 4), (64, 64, 32, 4), (64, 
 
 
 def attentions():
-    """(name, hk kernel, head size, keys per block): the fast forms of examples/05_attention.py."""
+    """(name, hk kernel, head size, keys per block, waves): the fast forms of
+    examples/05_attention.py (16 queries per wave)."""
     ex = load("05_attention")
-    return [("attn_d64", ex.attention, 64, ex.KEY_BLOCK[64]),
-            ("attn_d128", ex.attention_d128_gqa, 128, ex.KEY_BLOCK[128])]
+    return [("attn_d64", ex.attention, 64, ex.KEY_BLOCK[64], ex.WAVES),
+            ("attn_d128", ex.attention_d128_gqa, 128, ex.KEY_BLOCK[128], ex.WAVES)]
+
+
+def triton_attention_tiles(kb, waves):
+    """Triton's attention tiles (BLOCK_M, BLOCK_N, num_warps): hk's own first, then the
+    tutorials' usual ones."""
+    tiles = [(16 * waves, kb, waves), (64, 32, 4), (128, 32, 4), (64, 64, 4), (128, 64, 8)]
+    return [t for i, t in enumerate(tiles) if t not in tiles[:i]]
 
 
 def triton_kernels():
@@ -143,19 +151,27 @@ def static(tmp):
         if best:
             print("%-10s %-8s best Triton without spills: %s, %.2f per matrix instruction, %.2fx hk's"
                   % ("gemm", arch, best[1], best[0].per_matrix, best[0].per_matrix / hk_s.per_matrix))
-    for name, kernel, d, kb in attns:
+    for name, kernel, d, kb, waves in attns:
         for arch in ARCHS:
-            tr_s = figures_of(compile_triton(attention, at_sig, {"D": d, "BLOCK_M": 64, "BLOCK_N": kb}, arch,
-                                             ["q_ptr", "k_ptr", "v_ptr", "o_ptr"], 4), tmp, "tr_attn.%s.co" % arch)
             try:
                 built = kernel.build(arch, divisors=64)
                 hk_s = figures_of(open(built.path, "rb").read(), tmp, "hk_attn.%s.co" % arch)
                 print(row(name, arch, "hk", hk_s))
-                ratio = "   %.2f" % (tr_s.per_matrix / hk_s.per_matrix)
             except HKError as e:  # the gate refuses a spilling build: print why, go on
                 print("%-10s %-8s %-7s refused: %s" % (name, arch, "hk", str(e).splitlines()[0][:90]))
-                ratio = ""
-            print(row(name, arch, "Triton", tr_s) + ratio)
+                hk_s = None
+            best = None
+            for bm, bn, warps in triton_attention_tiles(kb, waves):
+                tr_s = figures_of(compile_triton(attention, at_sig, {"D": d, "BLOCK_M": bm, "BLOCK_N": bn}, arch,
+                                                 ["q_ptr", "k_ptr", "v_ptr", "o_ptr"], warps), tmp, "tr_attn.%s.co" % arch)
+                ratio = "   %.2f" % (tr_s.per_matrix / hk_s.per_matrix) if hk_s else ""
+                tile = "%dx%d/%d" % (bm, bn, warps)
+                print(row(name, arch, "Triton", tr_s) + ratio + "  " + tile)
+                if tr_s.spills == 0 and (best is None or tr_s.per_matrix < best[0].per_matrix):
+                    best = (tr_s, tile)
+            if best and hk_s:
+                print("%-10s %-8s best Triton without spills: %s, %.2f per matrix instruction, %.2fx hk's"
+                      % (name, arch, best[1], best[0].per_matrix, best[0].per_matrix / hk_s.per_matrix))
 
 
 def k_per_instruction(path, arch):
@@ -191,19 +207,19 @@ def dynamic():
         mma = waves * (64 // 16) * (64 // 16) * 256 // kinst  # per wave: a 64x64 quarter, 256 more K
         print("%-10s %-8s %6.2f  (%d wave-instructions more for %d more matrix instructions)"
               % ("gemm", arch, (counts[1] - counts[0]) / mma, counts[1] - counts[0], mma))
-    print("dynamic: the same for attention (one workgroup of 64 queries, 128 vs 256 keys)")
-    for name, kernel, d, _ in attentions():
+    print("dynamic: the same for attention (one workgroup, 128 vs 256 keys)")
+    for name, kernel, d, _, waves in attentions():
         for arch in ("gfx1100", "gfx950"):
             built = kernel.build(arch, divisors=64)
             kinst = k_per_instruction(built.path, arch)
             counts = []
             for n in (128, 256):
-                q = torch.randn(1, 64, d, dtype=torch.bfloat16)
+                q = torch.randn(1, 16 * waves, d, dtype=torch.bfloat16)
                 k, v = (torch.randn(1, n, d, dtype=torch.bfloat16) for _ in range(2))
-                o = torch.empty(1, 64, d, dtype=torch.bfloat16)
+                o = torch.empty(1, 16 * waves, d, dtype=torch.bfloat16)
                 counts.append(emu_launch.run(built, (1, 1, 1), [q, k, v, o, 1 / math.sqrt(d)]))
             # Per wave and per 16 keys: Sᵀ (d/16 instructions of K 16) and Oᵀ (d/16 of K 16).
-            mma = 4 * (128 // 16) * 2 * (d // 16) * 16 // kinst
+            mma = waves * (128 // 16) * 2 * (d // 16) * 16 // kinst
             print("%-10s %-8s %6.2f  (%d wave-instructions more for %d more matrix instructions)"
                   % (name, arch, (counts[1] - counts[0]) / mma, counts[1] - counts[0], mma))
 

@@ -127,3 +127,25 @@ def test_kernel_and_traced_kernel_objects():
     assert [p.name for p in traced.params] == ["a", "b", "o"]
     assert str(traced) == traced.dump()
     assert traced.warnings == []
+
+
+@hk.kernel(grid=(1,))
+def per_target(o: hk.Tensor[hk.fp32]):
+    # A schedule chosen by the target's facts while the kernel traces.
+    t = hk.arch.target()
+    o.store_scalar(0, 0, 0, 0, float(t.wave_size))
+    o.store_scalar(0, 0, 0, 1, 1.0 if t.lds_transpose_read else 0.0)
+
+
+@pytest.mark.parametrize("arch, wave, transpose", [("gfx1100", 32, 0), ("gfx942", 64, 0), ("gfx950", 64, 1)])
+def test_a_kernel_reads_the_facts_of_its_target(monkeypatch, arch, wave, transpose):
+    monkeypatch.setenv("HK_ARCH", arch)
+    o = torch.zeros(2)
+    per_target(o)
+    assert o.tolist() == [wave, transpose]
+    assert per_target.trace(arch).arch == arch
+
+
+def test_target_outside_a_kernel_is_a_trace_error():
+    with pytest.raises(hk.errors.TraceError, match="inside an @hk.kernel"):
+        hk.arch.target()

@@ -85,6 +85,21 @@ def mmas(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], o: hk.Tensor[hk.fp32]):
 
 
 @hk.kernel(grid=(1,))
+def lds_columns(x: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
+    # Column-layout reads of a row-major LDS tile (gfx950: the transposing LDS read), whole and
+    # at offsets, with K in chunks of 32 and a last one of 16; then one as the B of A·B.
+    s = hk.lds.alloc(hk.ST(hk.bf16, 64, 64))
+    hk.lds.commit(s, 0, hk.lds.issue(s, x, hk.tile_coord(0, 0, 0, 0)))
+    hk.arch.barrier()
+    o[0, 0, 0, 0] = s[0].subtile(32, 32, 1, 0).load(hk.RT(hk.bf16, 32, 32, "col"))
+    o[1, 0, 0, 0] = s[0].subtile(16, 32, 1, 1).load(hk.RT(hk.bf16, 16, 32, "col"))
+    o[2, 0, 0, 0] = s[0].subtile(32, 16, 1, 3).load(hk.RT(hk.bf16, 32, 16, "col"))
+    a = b[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 32))
+    bt = s[0].subtile(32, 32, 0, 1).load(hk.RT(hk.bf16, 32, 32, "col"))
+    c[0, 0, 0, 0] = hk.mma_AB(a, bt, hk.zeros(hk.RT(hk.fp32, 16, 32)))
+
+
+@hk.kernel(grid=(1,))
 def rows_by_index(table: hk.Tensor[hk.bf16], ids: hk.Tensor[hk.i32], out: hk.Tensor[hk.bf16],
                   slots: hk.Tensor[hk.i32], cache: hk.Tensor[hk.bf16]):
     rows = ids[0, 0, 0, 0].load(hk.RV(hk.i32, 16, "col"))
@@ -243,6 +258,19 @@ def test_all_four_mma_forms(monkeypatch, arch):
     for got in (interp, emu):
         for k, ref in enumerate(refs):
             close(got[2][k], ref, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_column_layout_reads_from_lds(monkeypatch, arch):
+    x = torch.randn(64, 64).to(torch.bfloat16)
+    a = torch.randn(16, 32).to(torch.bfloat16)
+    make = lambda: (x.clone(), torch.zeros(3, 32, 32, dtype=torch.bfloat16), a.clone(), torch.zeros(16, 32))
+    interp, emu = both(monkeypatch, arch, lds_columns, make)
+    for got in (interp, emu):
+        assert torch.equal(got[1][0], x[32:64, :32])
+        assert torch.equal(got[1][1, :16, :32], x[16:32, 32:64])
+        assert torch.equal(got[1][2, :32, :16], x[32:64, 48:64])
+        close(got[3], a.float() @ x[:32, 32:64].float(), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -380,3 +380,55 @@ def test_max_and_min_ignore_a_nan_operand(monkeypatch, arch):
     rmax[5] = math.nan
     cmin = no_nan(x, math.inf).amin(0)
     check(results, 3, torch.stack([rmax, cmin]))
+
+
+# fp32 -> bf16: to nearest even, NaN stays NaN ---------------------------------------------------
+
+# As bit patterns: ties to even both ways, just off the tie, the largest finite values (which
+# round to infinity), subnormals, signed zeros, and NaNs whose payload would carry into the
+# exponent or the sign under a plain "add half and truncate".
+BF16_EDGES = [0x3F808000, 0x3F818000, 0x3F808001, 0x3F807FFF, 0x7F7FFFFF, 0x7F7F7FFF, 0xFF7FFFFF,
+              0x7F800000, 0xFF800000, 0x00008000, 0x00018000, 0x80000001, 0x00000000, 0x80000000,
+              0x7FC00000, 0x7FFFFFFF, 0xFFFFFFFF, 0x7F800001, 0x7FFF8000, 0xFF800001, 0x7FBFFFFF]
+
+
+@hk.kernel(grid=(1,))
+def to_bf16(x: hk.Tensor[hk.fp32], b: hk.Tensor[hk.bf16]):
+    b[0, 0, 0, 0] = x[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 32)).to(hk.bf16)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_bf16_rounds_to_nearest_even_and_keeps_nan(monkeypatch, arch):
+    x = torch.zeros(16, 32)
+    bits = torch.tensor([v - 2 ** 32 if v >= 2 ** 31 else v for v in BF16_EDGES], dtype=torch.int32)
+    x[0, :len(BF16_EDGES)] = bits.view(torch.float32)
+    results = run(monkeypatch, arch, to_bf16, lambda: (x.clone(), torch.zeros(16, 32, dtype=torch.bfloat16)))
+    check(results, 1, x.to(torch.bfloat16))
+    for got in (results[0][1], results[1][1]):
+        nan = torch.isnan(got[0, :len(BF16_EDGES)].float())
+        assert nan.tolist() == torch.isnan(x[0, :len(BF16_EDGES)]).tolist(), got[0]
+
+
+@hk.kernel(grid=(1,))
+def accumulator_to_bf16_operand(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.bf16], c: hk.Tensor[hk.fp32]):
+    # An accumulator (x + 0·0) to the bf16 B operand of an mma in col layout, as attention's P:
+    # on gfx11 its own conversion path (rounded words packed by v_perm_b32).
+    acc = hk.mma_ABt(hk.zeros(hk.RT(hk.bf16, 16, 16)), hk.zeros(hk.RT(hk.bf16, 16, 16)),
+                     x[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 16)))
+    p = acc.to(hk.bf16, "col")
+    o[0, 0, 0, 0] = p
+    c[0, 0, 0, 0] = hk.mma_AB(hk.zeros(hk.RT(hk.bf16, 16, 16)), p, hk.zeros(hk.RT(hk.fp32, 16, 16)))
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_an_accumulator_rounds_to_a_bf16_operand_to_nearest_even(monkeypatch, arch):
+    # Zeros lose their sign in x + 0·0; every other edge is kept.
+    edges = [v for v in BF16_EDGES if v & 0x7FFFFFFF]
+    bits = torch.tensor([v - 2 ** 32 if v >= 2 ** 31 else v for v in edges], dtype=torch.int32)
+    x = torch.randn(16, 16, generator=torch.Generator().manual_seed(3))
+    x.view(-1)[:len(edges)] = bits.view(torch.float32)
+    results = run(monkeypatch, arch, accumulator_to_bf16_operand,
+                  lambda: (x.clone(), torch.zeros(16, 16, dtype=torch.bfloat16), torch.zeros(16, 16)))
+    check(results, 1, x.to(torch.bfloat16))
+    for got in (results[0][1], results[1][1]):
+        assert torch.equal(torch.isnan(got.float()), torch.isnan(x)), got

@@ -41,8 +41,8 @@ extern "C" __global__ void __launch_bounds__(WAVE) hk_lds_row_b128(gl<bf16> a, g
   store(out, x, idx);
 }
 
-// LDS <-> registers for a column-layout bf16 tile (the slow path: 16-bit reads) and a row-layout
-// sub-tile at an offset.
+// LDS <-> registers for a column-layout bf16 tile (gfx950: transposing reads; elsewhere the slow
+// path, 16-bit reads) and a row-layout sub-tile at an offset.
 extern "C" __global__ void __launch_bounds__(WAVE) hk_lds_col(gl<bf16> a, gl<bf16> out) {
   __shared__ alignas(16) unsigned char smem[st<bf16, 64, 64>::bytes];
   auto& s = lds_at<st<bf16, 64, 64>>(smem, 0);

@@ -46,9 +46,14 @@ def dma(target):
     return r"\bbuffer_load_%s\b.*\blds\b" % width
 
 
+def lds_transpose(target):
+    return r"\b%s\b" % target.lds_transpose_read if target.lds_transpose_read else None
+
+
 # kernel -> list of (description, function(target) -> regex or None when not required).
 REQUIRED = {
     "hk_lds_row_b128": [("128-bit LDS reads", lds_b128)],
+    "hk_lds_col": [("transposing LDS reads", lds_transpose)],
     "hk_gemm_lds": [("matrix instruction", lambda t: MMA[t.matrix]), ("128-bit LDS reads", lds_b128),
                     ("global->LDS DMA", dma)],
     "hk_group_dynamic_lds": [("global->LDS DMA", dma)],

@@ -27,7 +27,9 @@ struct TargetFacts {
   int64_t ldsBytes, maxWorkgroupSize;
   llvm::StringRef matrix;
   bool asyncGlobalToLds;
-  llvm::StringRef ldsReadB128, waitcnt;
+  llvm::StringRef ldsReadB128;
+  llvm::StringRef ldsTransposeRead; // empty where the target has none
+  llvm::StringRef waitcnt;
   std::vector<MmaShape> mmaShapes;
 
   /// Whether the matrix cores take operands of `element` (and which K), for an MxN output.

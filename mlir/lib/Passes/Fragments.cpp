@@ -2,7 +2,8 @@
 //
 // Gives every MMA operand tile its fragment role and refuses tiles asked to play two roles,
 // operand types the target's matrix cores lack, and (as a warning, or an error under
-// strict=true) 16-bit column-layout tiles read from LDS at eight times the instructions.
+// strict=true) 16-bit column-layout tiles read from LDS at eight times the instructions (on
+// targets without a transposing LDS read).
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,7 +73,7 @@ struct FragmentsPass : public hk::impl::HKFragmentsBase<FragmentsPass> {
   void runOnOperation() override {
     if (!checkKernels(getOperation(), arch, [&](func::FuncOp kernel, const TargetFacts &facts) {
           bool ok = assignRoles(kernel, facts);
-          return checkLdsLayouts(kernel) && ok;
+          return checkLdsLayouts(kernel, facts) && ok;
         }))
       signalPassFailure();
   }
@@ -145,8 +146,11 @@ struct FragmentsPass : public hk::impl::HKFragmentsBase<FragmentsPass> {
     return true;
   }
 
-  /// 16-bit col-layout tiles read from LDS take eight times the instructions.
-  bool checkLdsLayouts(func::FuncOp kernel) {
+  /// 16-bit col-layout tiles read from LDS take eight times the instructions, except where the
+  /// target reads LDS transposed (gfx950's ds_read_b64_tr_b16: four elements per lane).
+  bool checkLdsLayouts(func::FuncOp kernel, const TargetFacts &facts) {
+    if (!facts.ldsTransposeRead.empty())
+      return true;
     bool ok = true;
     kernel.walk([&](LdsLoadOp load) {
       auto tile = dyn_cast<RegisterTileType>(load.getType());

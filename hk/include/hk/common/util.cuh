@@ -55,7 +55,10 @@ HK_DEV uint32_t shfl_xor(uint32_t x) {
   if constexpr (MASK < 16) {
     return static_cast<uint32_t>(__builtin_amdgcn_update_dpp(0, v, 0x160 | MASK, 0xF, 0xF, false));
   } else {
-    return static_cast<uint32_t>(__builtin_amdgcn_permlanex16(0, v, 0x76543210u, 0xFEDCBA98u, false, false));
+    // Fetch-inactive: every lane reads its source, so the old value is never used and needs no
+    // register of its own (a zero there costs a v_mov per exchange).
+    return static_cast<uint32_t>(
+        __builtin_amdgcn_permlanex16(__builtin_nondeterministic_value(v), v, 0x76543210u, 0xFEDCBA98u, true, false));
   }
 #else
   if constexpr (MASK == 1) {

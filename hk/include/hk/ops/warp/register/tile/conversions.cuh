@@ -177,8 +177,27 @@ HK_DEV U from_word(uint32_t w) { return from_compute<U>(bit_cast<C>(w)); }
 template <class U, class T>
 inline constexpr bool narrow_first = is_16bit<U> && __is_same(T, float);
 
+#if !defined(HK_CDNA4)
+// x rounded to bf16 (to nearest even) in the upper half of a word, the lower half rounding
+// residue, a NaN as the quiet NaN 0x7FC0 (what torch gives). Targets without a conversion
+// instruction (all but gfx950) round in integer arithmetic: where a converted element moves
+// between lanes, this costs one instruction less than the compiler's own conversion (which
+// keeps NaN payloads) and lets v_perm_b32 pack two of them.
+HK_DEV uint32_t bf16_in_high_half(float x) {
+  const uint32_t b = bit_cast<uint32_t>(x);
+  return x != x ? 0x7FC00000u : b + 0x7FFFu + ((b >> 16) & 1u);
+}
+// Two floats as packed bf16, a in the low half: one v_perm_b32 packs the two rounded words.
+HK_DEV uint32_t pack_bf16(float a, float b) {
+  return __builtin_amdgcn_perm(bf16_in_high_half(b), bf16_in_high_half(a), 0x07060302u);
+}
+#endif
+
 template <class U, class T>
 HK_DEV uint32_t move_word(T x) {
+#if !defined(HK_CDNA4)
+  if constexpr (narrow_first<U, T> && __is_same(U, bf16)) return bf16_in_high_half(x) >> 16;
+#endif
   if constexpr (narrow_first<U, T>) return bit_cast<uint16_t>(convert<U>(x));
   else return to_word<compute_t<U>>(x);
 }
@@ -212,8 +231,10 @@ HK_DEV void acc_to_operand_strips(D& d, const A& a) {
     unroll<A::minor / 16>([&](auto b) {
       unroll<4>([&](auto u) {
         constexpr int e = 8 * decltype(b)::value + 2 * decltype(u)::value;  // own minors 16b + 4u + {0, 2} + g
-        const uint32_t own = static_cast<uint32_t>(bit_cast<uint16_t>(convert<U>(a.data[s][e]))) |
-                             (static_cast<uint32_t>(bit_cast<uint16_t>(convert<U>(a.data[s][e + 1]))) << 16);
+        uint32_t own;
+        if constexpr (__is_same(U, bf16)) own = pack_bf16(a.data[s][e], a.data[s][e + 1]);
+        else own = static_cast<uint32_t>(bit_cast<uint16_t>(convert<U>(a.data[s][e]))) |
+                   (static_cast<uint32_t>(bit_cast<uint16_t>(convert<U>(a.data[s][e + 1]))) << 16);
         const uint32_t twin = shfl_xor<16>(own);
         struct pair { U x[2]; };
         const pair lo = bit_cast<pair>(__builtin_amdgcn_perm(twin, own, sel_lo));
