@@ -301,6 +301,11 @@ def rewrite(fn):
     if not isinstance(func, ast.FunctionDef):
         return fn
     func.decorator_list = []
+    # The annotations were read from fn itself; evaluated again here they could name a variable
+    # of the enclosing scope that only they use (hk.Tensor[dtype]), which is no free variable.
+    for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs:
+        a.annotation = None
+    func.returns = None
     params = [a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs]
     func.body = _Rewriter(fn.__code__.co_filename, params)._visit_block(func.body)
     freevars = fn.__code__.co_freevars

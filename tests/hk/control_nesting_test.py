@@ -214,3 +214,23 @@ def test_a_name_first_bound_in_a_device_loop_is_an_error_after_it():
                                          r"on device values\), so it has no value after the loop") as e:
         k.trace(arch="gfx1100")
     assert e.value.location.line == k.fn.__code__.co_firstlineno + 4
+
+
+def factory_kernel(dtype):
+    # `dtype` appears only in the annotations: no free variable of the body, yet the rewritten
+    # body (it has control flow) must not evaluate the annotations again.
+    @hk.kernel(grid=(1,))
+    def scaled(x: hk.Tensor[dtype], o: hk.Tensor[dtype], n: int):
+        t = x[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 16))
+        if n > 1:
+            t = t * 2.0
+        o[0, 0, 0, 0] = t
+
+    return scaled
+
+
+def test_annotations_may_name_what_only_they_use():
+    x = torch.randn(16, 16)
+    o = torch.zeros(16, 16)
+    factory_kernel(hk.fp32)(x, o, 2)
+    assert torch.equal(o, x * 2)

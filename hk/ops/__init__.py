@@ -1,0 +1,24 @@
+"""hk.ops: the kernel library as torch operators (torch.ops.hk.*).
+
+Each op is a torch.library custom op in the `hk` namespace with a fake implementation, so that
+torch.compile(fullgraph=True) traces through it, and runs its hk kernels on the runner HK_DEVICE
+chooses (a GPU; `interp` or `emu` without one).
+
+Norms (over the last dimension, any leading shape; bf16, fp16 or fp32):
+
+    rms_norm(x, weight=None, eps=1e-6)                 x / sqrt(mean(x^2) + eps) [* weight]
+    layer_norm(x, weight=None, bias=None, eps=1e-5)    (x - mean) / sqrt(var + eps) [* weight] [+ bias]
+    softmax(x, weight=None)                            exp(x - max) / sum [* weight]
+
+and for each NAME of those: NAME_out(out, x, ...) writes into out; fused_add_NAME(x, residual,
+...) returns (NAME(x + residual), x + residual); fused_add_NAME_(x, residual, ...) does the same
+in place (x becomes the result, residual the sum), as vLLM's fused_add_rms_norm.
+"""
+
+from hk.ops import norms
+from hk.ops.norms import OPS
+
+for _name, _op in OPS.items():
+    globals()[_name] = _op
+
+__all__ = sorted(OPS)
