@@ -301,11 +301,14 @@ def rewrite(fn):
     if not isinstance(func, ast.FunctionDef):
         return fn
     func.decorator_list = []
-    # The annotations were read from fn itself; evaluated again here they could name a variable
-    # of the enclosing scope that only they use (hk.Tensor[dtype]), which is no free variable.
+    # Annotations and defaults were evaluated with fn itself; evaluated again here they could
+    # name a variable of the enclosing scope that only they use (hk.Tensor[dtype], BN=64 if
+    # wide else 128), which is no free variable of the body. The defaults are fn's own, below.
     for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs:
         a.annotation = None
     func.returns = None
+    func.args.defaults = []
+    func.args.kw_defaults = [None] * len(func.args.kwonlyargs)
     params = [a.arg for a in func.args.posonlyargs + func.args.args + func.args.kwonlyargs]
     func.body = _Rewriter(fn.__code__.co_filename, params)._visit_block(func.body)
     freevars = fn.__code__.co_freevars
@@ -325,4 +328,6 @@ def rewrite(fn):
     namespace[_CONTROL] = control
     exec(code, namespace)
     cells = [c.cell_contents for c in (fn.__closure__ or ())]
-    return namespace["_hk_factory"](*cells)
+    rewritten = namespace["_hk_factory"](*cells)
+    rewritten.__defaults__, rewritten.__kwdefaults__ = fn.__defaults__, fn.__kwdefaults__
+    return rewritten

@@ -13,10 +13,23 @@ Norms (over the last dimension, any leading shape; bf16, fp16 or fp32):
 and for each NAME of those: NAME_out(out, x, ...) writes into out; fused_add_NAME(x, residual,
 ...) returns (NAME(x + residual), x + residual); fused_add_NAME_(x, residual, ...) does the same
 in place (x becomes the result, residual the sum), as vLLM's fused_add_rms_norm.
+
+Elementwise (any shape; bf16, fp16 or fp32; computed in fp32), each also as NAME_out(out, ...):
+
+    silu(x), gelu_tanh(x), relu(x)
+    silu_and_mul(x), gelu_tanh_and_mul(x)    f(x[..., :d]) * x[..., d:] (vLLM's, out= as its)
+    add(x, y), mul(x, y)                      same shapes
+
+GEMM (bf16 or fp16, fp32 accumulation), also as linear_out(out, ...):
+
+    linear(x, weight, bias=None)              x @ weightᵀ (+ bias); weight [N, K], rows may be padded
 """
 
-from hk.ops import norms
-from hk.ops.norms import OPS
+from hk.ops import elementwise, gemm, norms
+
+OPS = dict(norms.OPS)
+OPS.update(elementwise.OPS)
+OPS.update(gemm.OPS)
 
 for _name, _op in OPS.items():
     globals()[_name] = _op

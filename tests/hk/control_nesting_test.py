@@ -216,21 +216,27 @@ def test_a_name_first_bound_in_a_device_loop_is_an_error_after_it():
     assert e.value.location.line == k.fn.__code__.co_firstlineno + 4
 
 
-def factory_kernel(dtype):
-    # `dtype` appears only in the annotations: no free variable of the body, yet the rewritten
-    # body (it has control flow) must not evaluate the annotations again.
+def factory_kernel(dtype, wide):
+    # `dtype` and `wide` appear only in the annotations and a default: no free variables of the
+    # body, yet the rewritten body (it has control flow) must not evaluate them again.
+    @hk.func
+    def times(t, k=3.0 if wide else 1.0):
+        return t * k
+
     @hk.kernel(grid=(1,))
-    def scaled(x: hk.Tensor[dtype], o: hk.Tensor[dtype], n: int):
+    def scaled(x: hk.Tensor[dtype], o: hk.Tensor[dtype], n: int, *, K=2.0 if wide else 1.0):
         t = x[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 16))
         if n > 1:
-            t = t * 2.0
+            t = times(t) * K
         o[0, 0, 0, 0] = t
 
     return scaled
 
 
-def test_annotations_may_name_what_only_they_use():
+def test_annotations_and_defaults_may_name_what_only_they_use():
     x = torch.randn(16, 16)
     o = torch.zeros(16, 16)
-    factory_kernel(hk.fp32)(x, o, 2)
-    assert torch.equal(o, x * 2)
+    factory_kernel(hk.fp32, True)(x, o, 2)
+    assert torch.equal(o, x * 3.0 * 2.0)
+    factory_kernel(hk.fp32, True)(x, o, 2, K=5.0)
+    assert torch.equal(o, x * 3.0 * 5.0)

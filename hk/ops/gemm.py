@@ -1,0 +1,168 @@
+"""The GEMM: C = A·Bᵀ (and A·B) on the matrix cores (WMMA on RDNA, MFMA on CDNA) at the
+hardware's instruction budget, with its schedule as constants; and the linear layer as an op.
+
+A is M x K and B is N x K (or K x N), both row-major 16-bit with any row stride; C is M x N,
+accumulated in fp32 and written in C's dtype, optionally plus a bias per column. The schedule:
+
+  - a workgroup of 4 waves owns a BM x BN tile of C, each wave a (BM/2) x (BN/2) quarter;
+  - K advances BK at a time through two LDS buffers: while the waves multiply the tile in one
+    buffer, the next tile's global loads are in flight (hk.lds.issue), and they are written
+    into the other buffer (hk.lds.commit) before the barrier that ends the step;
+  - each step reads its operands from LDS KSTEP columns at a time, in row layout (the 128-bit
+    LDS reads), and runs mma_ABt;
+  - hk.range(..., unroll=2) holds two steps per loop iteration, so the buffer index k % 2 is a
+    constant in each and every LDS address is a register plus an immediate.
+
+Every wait is derived. The tensors' divisors (what a call knows of their alignment) pick the
+loads: 16-byte rows move in one 128-bit load per chunk, and when K is a multiple of BK no column
+is ever tested.
+
+    linear(x, weight, bias=None)    x @ weightᵀ (+ bias): x [..., K], weight [N, K] (rows may be
+                                    padded, as vLLM pads gfx11 weights to K + 64), bf16 or fp16
+"""
+
+import functools
+
+import torch
+
+import hk
+from hk.ops import registry
+
+# A·B's schedule on CDNA (kernels/BUILD.bazel builds gemm_ab so for gfx942 and gfx950): 128 x 128
+# tiles, K 64 at a time.
+AB_WIDE = {"BN": 128, "BK": 64}
+
+
+def widest_k(dtype):
+    """The widest K of the traced target's 16 x 16 matrix instruction for `dtype` (CDNA4: 32)."""
+    return max(s.k for s in hk.arch.target().mma_shapes if s.a == dtype.name and s.m == 16)
+
+
+@functools.lru_cache(maxsize=None)
+def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False):
+    """The fast kernel for `dtype` operands (bf16 or fp16) and an `out` C: C = A·Bᵀ with B N x K
+    (form "ABt"), or C = A·B with B K x N (form "AB"). A·B needs B's columns along each lane:
+    where the target reads LDS transposed (gfx950) B's tiles are stored as they are and read in
+    col layout; elsewhere they are written into LDS transposed, one 16-bit write per element,
+    and the MMAs are those of A·Bᵀ. Its wave tiles are half as wide, for the registers those
+    writes take. With `with_bias` the kernel takes a bias after B (one value per column of C, in
+    `dtype`), added in fp32 before C is written. KSTEP 0 is the widest K of the target's matrix
+    instruction for `dtype`."""
+    if form not in ("ABt", "AB"):
+        raise ValueError("form is 'ABt' or 'AB', not %r" % (form,))
+    name = "gemm" if (dtype, out, form, with_bias) == (hk.bf16, hk.fp32, "ABt", False) else "gemm_%s_%s_%s%s" % (
+        form, dtype.name, out.name, "_bias" if with_bias else "")
+    b_major = form == "AB"
+
+    def b_tile(k, bx):
+        return hk.tile_coord(0, 0, k, bx) if b_major else hk.tile_coord(0, 0, bx, k)
+
+    @hk.func
+    def product(a, b, bias, c, BM, BN, BK, KSTEP):
+        KSTEP = KSTEP or widest_k(dtype)
+        bx = hk.arch.block_idx.x
+        by = hk.arch.block_idx.y
+        w = hk.arch.warp_id()
+        wm = w // 2
+        wn = w % 2
+        # B as stored (K x N), read in col layout by the transposing LDS read.
+        b_cols = b_major and hk.arch.target().lds_transpose_read is not None
+        a_lds = hk.lds.alloc(hk.ST(dtype, BM, BK, 2))
+        b_lds = hk.lds.alloc(hk.ST(dtype, BK, BN, 2) if b_cols else hk.ST(dtype, BN, BK, 2))
+        transpose = b_major and not b_cols
+        acc = hk.zeros(hk.RT(hk.fp32, BM // 2, BN // 2))
+        steps = hk.cdiv(a.cols, BK)
+        hk.lds.commit(a_lds, 0, hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, 0)))
+        hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(0, bx), transpose=transpose))
+        hk.arch.barrier()
+        for k in hk.range(steps, unroll=2):
+            buf = k % 2
+            # The next step's tiles (zeros past the last), in flight while this step multiplies.
+            a_next = hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k + 1))
+            b_next = hk.lds.issue(b_lds, b, b_tile(k + 1, bx), transpose=transpose)
+            for kk in range(BK // KSTEP):
+                ta = a_lds[buf].subtile(BM // 2, KSTEP, wm, kk).load(hk.RT(dtype, BM // 2, KSTEP))
+                if b_cols:
+                    tb = b_lds[buf].subtile(KSTEP, BN // 2, kk, wn).load(hk.RT(dtype, KSTEP, BN // 2, "col"))
+                    acc = hk.mma_AB(ta, tb, acc)
+                else:
+                    tb = b_lds[buf].subtile(BN // 2, KSTEP, wn, kk).load(hk.RT(dtype, BN // 2, KSTEP))
+                    acc = hk.mma_ABt(ta, tb, acc)
+            hk.lds.commit(a_lds, 1 - buf, a_next)
+            hk.lds.commit(b_lds, 1 - buf, b_next)
+            hk.arch.barrier()
+        if bias is not None:
+            acc = hk.add_col(acc, bias[0, 0, 0, bx * 2 + wn].load(hk.RV(dtype, BN // 2, "row")).to(hk.fp32))
+        c[0, 0, by * 2 + wm, bx * 2 + wn] = acc if out == hk.fp32 else acc.to(out)
+
+    grid = lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM))  # noqa: E731
+    if with_bias:
+        @hk.kernel(grid=grid, warps=4, name=name)
+        def gemm(a: hk.Tensor[dtype], b: hk.Tensor[dtype], bias: hk.Tensor[dtype], c: hk.Tensor[out], *,
+                 BM=128, BN=64 if b_major else 128, BK=32, KSTEP=0):
+            product(a, b, bias, c, BM, BN, BK, KSTEP)
+    else:
+        @hk.kernel(grid=grid, warps=4, name=name)
+        def gemm(a: hk.Tensor[dtype], b: hk.Tensor[dtype], c: hk.Tensor[out], *,
+                 BM=128, BN=64 if b_major else 128, BK=32, KSTEP=0):
+            product(a, b, None, c, BM, BN, BK, KSTEP)
+
+    return gemm
+
+
+
+
+# torch operators -------------------------------------------------------------------------------
+
+def launch_linear(x, weight, bias, out):
+    """out = x @ weightᵀ (+ bias) through the GEMM (A·Bᵀ, fp32 accumulation, out in x's dtype)."""
+    op = "linear"
+    dtype = registry.dtype_of(op, x, (torch.bfloat16, torch.float16))
+    registry.same(op, "weight", weight, x)
+    registry.same(op, "out", out, x)
+    k = x.shape[-1]
+    if weight.dim() != 2 or weight.shape[1] != k:
+        raise registry.LaunchError("hk.ops.linear: weight has shape %s; x [..., %d] needs [N, %d]"
+                                   % (tuple(weight.shape), k, k))
+    n = weight.shape[0]
+    if bias is not None:
+        registry.same(op, "bias", bias, x)
+        if tuple(bias.shape) != (n,):
+            raise registry.LaunchError("hk.ops.linear: bias has shape %s; it must be [%d]" % (tuple(bias.shape), n))
+    if tuple(out.shape) != tuple(x.shape[:-1]) + (n,):
+        raise registry.LaunchError("hk.ops.linear: out has shape %s, not %s"
+                                   % (tuple(out.shape), tuple(x.shape[:-1]) + (n,)))
+    if out.numel() == 0:
+        return
+    if k == 0:
+        out.copy_(bias.expand_as(out) if bias is not None else torch.zeros_like(out))
+        return
+    a = registry.rows(op, "x", x, k)
+    b = registry.rows(op, "weight", weight, k)
+    c = registry.rows(op, "out", out, n, writable=True)
+    kernel = gemm_kernel(dtype, dtype, "ABt", bias is not None)
+    if bias is not None:
+        kernel(a, b, bias.contiguous(), c)
+    else:
+        kernel(a, b, c)
+
+
+def _linear(x, weight, bias=None):
+    out = torch.empty(tuple(x.shape[:-1]) + (weight.shape[0],), dtype=x.dtype, device=x.device)
+    launch_linear(x, weight, bias, out)
+    return out
+
+
+def _linear_out(out, x, weight, bias=None):
+    launch_linear(x, weight, bias, out)
+
+
+OPS = {
+    "linear": registry.define(
+        "linear", "(Tensor x, Tensor weight, Tensor? bias=None) -> Tensor", _linear,
+        lambda x, weight, bias=None: torch.empty(tuple(x.shape[:-1]) + (weight.shape[0],), dtype=x.dtype,
+                                                 device=x.device)),
+    "linear_out": registry.define(
+        "linear_out", "(Tensor(a!) out, Tensor x, Tensor weight, Tensor? bias=None) -> ()", _linear_out,
+        lambda out, x, weight, bias=None: None, mutates=("out",)),
+}

@@ -1,0 +1,101 @@
+"""hk.ops.linear (the library's GEMM as an op) against torch: decode-sized and ragged M, N and
+K, weights with padded rows (vLLM pads gfx11 weights to K + 64), bias or not, bf16 and fp16,
+batched x; on the interpreter, and on the emulator for gfx1100 and gfx950; opcheck,
+torch.compile(fullgraph=True), bad arguments, and the bias kernels through the gates on every
+target."""
+
+import pytest
+import torch
+
+import hk
+import hk.ops
+from hk.errors import LaunchError
+from hk.ops import gemm
+from hk.target import facts
+
+
+def operands(m, n, k, dtype, padded=False, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(m, k, generator=g).to(dtype)
+    w = torch.randn(n, k + (64 if padded else 0), generator=g).to(dtype)[:, :k]
+    bias = torch.randn(n, generator=g).to(dtype)
+    return x, w, bias
+
+
+def reference(x, w, bias):
+    y = x.float() @ w.float().t()
+    return (y + bias.float() if bias is not None else y).to(x.dtype)
+
+
+def close(got, want, k):
+    # fp32 accumulation of 16-bit products: only the order of the sums differs, then one rounding.
+    tol = 2e-2 if want.dtype == torch.bfloat16 else 2e-3
+    torch.testing.assert_close(got.float(), want.float(), rtol=tol, atol=tol * max(1.0, k ** 0.5 / 4))
+
+
+@pytest.fixture
+def interp(monkeypatch):
+    monkeypatch.setenv("HK_DEVICE", "interp")
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("m, n, k", [(1, 256, 128), (7, 200, 96), (32, 130, 64), (150, 64, 40)])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_linear_on_the_interpreter(interp, dtype, m, n, k, with_bias):
+    x, w, bias = operands(m, n, k, dtype, padded=(m == 7))
+    bias = bias if with_bias else None
+    close(torch.ops.hk.linear(x, w, bias), reference(x, w, bias), k)
+    out = torch.empty(m, n, dtype=dtype)
+    torch.ops.hk.linear_out(out, x, w, bias)
+    close(out, reference(x, w, bias), k)
+
+
+def test_batched_x_and_empty_k(interp):
+    x, w, bias = operands(10, 64, 64, torch.bfloat16)
+    x3 = x.view(2, 5, 64)
+    close(torch.ops.hk.linear(x3, w, bias), reference(x, w, bias).view(2, 5, 64), 64)
+    empty = torch.ops.hk.linear(torch.empty(3, 0, dtype=torch.bfloat16), torch.empty(4, 0, dtype=torch.bfloat16), bias[:4])
+    assert torch.equal(empty, bias[:4].expand(3, 4))
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
+def test_linear_on_the_emulator(monkeypatch, arch):
+    monkeypatch.setenv("HK_DEVICE", "emu")
+    monkeypatch.setenv("HK_ARCH", arch)
+    x, w, bias = operands(20, 136, 96, torch.bfloat16, padded=True)
+    close(torch.ops.hk.linear(x, w, bias), reference(x, w, bias), 96)
+
+
+def test_bad_arguments_are_launch_errors(interp):
+    x, w, bias = operands(4, 64, 32, torch.bfloat16)
+    with pytest.raises(LaunchError, match=r"needs \[N, 32\]"):
+        torch.ops.hk.linear(x, w[:, :16])
+    with pytest.raises(LaunchError, match="float32 are not supported"):
+        torch.ops.hk.linear(x.float(), w.float())
+    with pytest.raises(LaunchError, match=r"bias has shape \(63,\)"):
+        torch.ops.hk.linear(x, w, bias[:63])
+
+
+@pytest.mark.parametrize("name", ["linear", "linear_out"])
+def test_opcheck(interp, name):
+    x, w, bias = operands(16, 64, 32, torch.bfloat16)
+    args = (x, w, bias) if name == "linear" else (torch.empty(16, 64, dtype=torch.bfloat16), x, w, bias)
+    torch.library.opcheck(getattr(torch.ops.hk, name).default, args)
+
+
+def test_torch_compile_fullgraph(interp):
+    x, w, bias = operands(8, 64, 64, torch.bfloat16)
+    w2 = operands(8, 64, 64, torch.bfloat16, seed=1)[1]
+
+    def mlp(x):
+        h = torch.ops.hk.silu(torch.ops.hk.linear(x, w, bias))
+        return torch.ops.hk.linear(h, w2)
+
+    assert torch.equal(torch.compile(mlp, fullgraph=True, backend="aot_eager")(x), mlp(x))
+
+
+@pytest.mark.parametrize("arch", facts.archs())
+def test_the_bias_kernels_pass_the_gates(arch):
+    for dtype in (hk.bf16, hk.fp16):
+        built = gemm.gemm_kernel(dtype, dtype, "ABt", True).build(arch, divisors=64)
+        assert built.meta.spills == 0, built.report()
