@@ -23,13 +23,18 @@ Elementwise (any shape; bf16, fp16 or fp32; computed in fp32), each also as NAME
 GEMM (bf16 or fp16, fp32 accumulation), also as linear_out(out, ...):
 
     linear(x, weight, bias=None)              x @ weightᵀ (+ bias); weight [N, K], rows may be padded
+
+Attention (bf16), also as flash_attention_out(out, ...):
+
+    flash_attention(q, k, v, scale, causal=False)   q [B, H, N, D], k, v [B, Hkv, N, D], D 64 or 128
 """
 
-from hk.ops import elementwise, gemm, norms
+from hk.ops import attention, elementwise, gemm, norms
 
 OPS = dict(norms.OPS)
 OPS.update(elementwise.OPS)
 OPS.update(gemm.OPS)
+OPS.update(attention.OPS)
 
 for _name, _op in OPS.items():
     globals()[_name] = _op
