@@ -27,9 +27,14 @@ GEMM (bf16 or fp16, fp32 accumulation), also as linear_out(out, ...):
 Attention (bf16), also as flash_attention_out(out, ...):
 
     flash_attention(q, k, v, scale, causal=False)   q [B, H, N, D], k, v [B, Hkv, N, D], D 64 or 128
+
+and hk.ops.sdpa, a drop-in for torch.nn.functional.scaled_dot_product_attention that runs
+flash_attention on the calls it covers and torch's SDPA on the others (hk.ops.sdpa_route says
+which and why).
 """
 
 from hk.ops import attention, elementwise, gemm, norms
+from hk.ops.sdpa import route as sdpa_route, sdpa
 
 OPS = dict(norms.OPS)
 OPS.update(elementwise.OPS)
@@ -39,4 +44,4 @@ OPS.update(attention.OPS)
 for _name, _op in OPS.items():
     globals()[_name] = _op
 
-__all__ = sorted(OPS)
+__all__ = sorted(list(OPS) + ["sdpa", "sdpa_route"])

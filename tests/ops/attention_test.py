@@ -101,3 +101,30 @@ def test_its_kernels_pass_the_gates(arch):
         for causal in (False, True):
             built = attention.attention_kernel(d, group).build(arch, divisors=64, CAUSAL=causal)
             assert built.meta.spills == 0, built.report()
+
+
+def test_sdpa_runs_hk_where_it_can_and_torch_elsewhere(interp):
+    q, k, v = qkv(1, 4, 2, 48, 64)
+    assert hk.ops.sdpa_route(q, k, v, is_causal=True, enable_gqa=True) is None
+    close(hk.ops.sdpa(q, k, v, is_causal=True, enable_gqa=True), reference(q, k, v, 0.125, True))
+    q2, k2, v2 = qkv(1, 2, 2, 48, 128)
+    close(hk.ops.sdpa(q2, k2, v2, scale=0.3), reference(q2, k2, v2, 0.3, False))
+    # Each call the kernel does not cover is torch's own, bit for bit, and route says why.
+    mask = torch.ones(48, 48, dtype=torch.bool).tril()
+    q80 = qkv(1, 2, 2, 48, 80)
+    cases = [((q, k, v), dict(is_causal=True), "query heads"),             # GQA without enable_gqa
+             ((q2, k2, v2), dict(attn_mask=mask), "attn_mask"),
+             ((q2, k2, v2), dict(dropout_p=0.0, is_causal=False), None),
+             ((q2.half(), k2.half(), v2.half()), {}, "dtype"),
+             (q80, {}, "head size 80"),
+             ((q2, k2[:, :, :40], v2[:, :, :40]), dict(is_causal=True), "causal mask")]
+    for args, kwargs, why in cases:
+        reason = hk.ops.sdpa_route(*args, **kwargs)
+        if why is None:
+            assert reason is None
+            continue
+        assert why in reason, reason
+        if "query heads" in why:
+            continue  # torch refuses it too
+        want = F.scaled_dot_product_attention(*args, **kwargs)
+        assert torch.equal(hk.ops.sdpa(*args, **kwargs), want)
