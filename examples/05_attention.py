@@ -17,7 +17,7 @@ import torch
 
 import hk
 from common import check, run, timed
-from hk.ops.attention import KEY_BLOCK, WAVES, attention_kernel  # noqa: F401 - the benchmarks read them
+from hk.ops.attention import attention_kernel
 
 attention = attention_kernel(64)
 attention_d128_gqa = attention_kernel(128, GROUP=2)

@@ -31,21 +31,15 @@ class UsageError(Exception):
 
 
 def load_module(path):
-    """The module of the Python file `path` (its directory importable, as for a script)."""
-    import importlib.util
+    """The module of the Python file `path`; UsageError when there is none or it fails to import."""
+    from hk.compiler import cli
 
     if not path or not os.path.isfile(path):
         raise UsageError("no such file: %r (give the kernel file with --src)" % path)
-    name = "_hk_check_" + os.path.splitext(os.path.basename(path))[0]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        return cli.load_module(path)
     except Exception as e:  # the user's file: say what it raised, where
         raise UsageError("importing %s failed: %s: %s" % (path, type(e).__name__, e)) from e
-    return module
 
 
 def kernels_of(module, names):

@@ -1,6 +1,22 @@
-"""What the command-line tools share: NAME=VALUE flags read as Python literals."""
+"""What the command-line tools share: loading a user's kernel file, and NAME=VALUE flags read
+as Python literals."""
 
 import ast
+import importlib.util
+import os
+import sys
+
+
+def load_module(path):
+    """The module of the Python file `path`, run as a script would be: its directory importable
+    (the file may import its neighbours, as the examples import common.py)."""
+    name = "_hk_file_" + os.path.splitext(os.path.basename(path))[0]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def parse_constants(items):

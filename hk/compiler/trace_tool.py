@@ -7,13 +7,11 @@ The same trace and translation Kernel.trace() and Kernel.source() run; errors pr
 user's file:line and exit 1.
 """
 
-import importlib.util
-import os
 import sys
 
 from absl import app, flags
 
-from hk.compiler.cli import parse_constants
+from hk.compiler.cli import load_module, parse_constants
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("src", None, "the Python file that defines the kernel", required=True)
@@ -30,14 +28,7 @@ def load_kernel(path, name):
     """The Kernel object `name` of the Python file `path`."""
     import hk
 
-    module_name = "_hk_kernels_" + os.path.splitext(os.path.basename(path))[0]
-    # The file may import its neighbours (the examples share common.py).
-    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
-    kernel = getattr(module, name, None)
+    kernel = getattr(load_module(path), name, None)
     if not isinstance(kernel, hk.Kernel):
         raise SystemExit("%s has no @hk.kernel named %r" % (path, name))
     return kernel

@@ -16,7 +16,10 @@ reference).
 
 import functools
 
+import torch
+
 import hk
+from hk.ops import registry
 
 BLOCK = 64
 WARPS = 8
@@ -169,25 +172,20 @@ def norm_kernel(kind, dtype, weighted, biased, residual, strip):
 
 
 # torch operators -------------------------------------------------------------------------------
-
-import torch  # noqa: E402 - the kernels above need only hk
-
-from hk.ops import registry  # noqa: E402
-
-# kind -> (the op's name, its parameters after x, their defaults)
 FAMILY = {"rms": "rms_norm", "layer": "layer_norm", "softmax": "softmax"}
-PARAMS = {"rms": "Tensor? weight=None, float eps=1e-06",
-          "layer": "Tensor? weight=None, Tensor? bias=None, float eps=1e-05",
-          "softmax": "Tensor? weight=None"}
+# kind -> the op's parameters after x (and residual): (schema type, name, default)
+PARAMS = {"rms": (("Tensor?", "weight", None), ("float", "eps", 1e-6)),
+          "layer": (("Tensor?", "weight", None), ("Tensor?", "bias", None), ("float", "eps", 1e-5)),
+          "softmax": (("Tensor?", "weight", None),)}
 
 
-NAMES = {"rms": (("weight", None), ("eps", 1e-6)), "layer": (("weight", None), ("bias", None), ("eps", 1e-5)),
-         "softmax": (("weight", None),)}
+def _schema(kind):
+    return ", ".join("%s %s=%r" % p for p in PARAMS[kind])
 
 
 def _split(kind, rest, named):
     """(weight, bias, eps) from an op's arguments after x (and residual), positional or named."""
-    values = dict(NAMES[kind])
+    values = {name: default for _, name, default in PARAMS[kind]}
     values.update(zip(values, rest))
     values.update(named)
     return values["weight"], values.get("bias"), values.get("eps", 0.0)
@@ -221,7 +219,7 @@ def launch(kind, x, residual, weight, bias, eps, out, residual_out):
 
 
 def _define_family(kind):
-    name, params = FAMILY[kind], PARAMS[kind]
+    name, params = FAMILY[kind], _schema(kind)
 
     def new(x):
         return torch.empty(x.shape, dtype=x.dtype, device=x.device)

@@ -37,12 +37,10 @@ def rows(op, name, t, cols, writable=False):
     such view, an error for an output (which must be written in place)."""
     if t.shape[-1] != cols:
         raise LaunchError("hk.ops.%s: %s has %d columns where %d are expected" % (op, name, t.shape[-1], cols))
-    flat = t if t.dim() == 2 else None
-    if flat is None:
-        try:
-            flat = t.view(-1, cols)
-        except RuntimeError:
-            flat = None
+    try:
+        flat = t.view(-1, cols)
+    except RuntimeError:  # no such view of these strides
+        flat = None
     if flat is None or (flat.numel() and flat.stride(-1) != 1):
         if writable:
             raise LaunchError("hk.ops.%s: %s (shape %s, strides %s) has no [rows, %d] view with "

@@ -33,9 +33,11 @@ TRITON_GEMM_TILES = [(128, 128, 32, 4), (128, 64, 32, 4), (64, 64, 32, 4), (64, 
 def attentions():
     """(name, hk kernel, head size, keys per block, waves): the fast forms of
     examples/05_attention.py (16 queries per wave)."""
+    from hk.ops.attention import KEY_BLOCK, WAVES
+
     ex = load("05_attention")
-    return [("attn_d64", ex.attention, 64, ex.KEY_BLOCK[64], ex.WAVES),
-            ("attn_d128", ex.attention_d128_gqa, 128, ex.KEY_BLOCK[128], ex.WAVES)]
+    return [("attn_d64", ex.attention, 64, KEY_BLOCK[64], WAVES),
+            ("attn_d128", ex.attention_d128_gqa, 128, KEY_BLOCK[128], WAVES)]
 
 
 def triton_attention_tiles(kb, waves):
