@@ -14,6 +14,13 @@ keyword-only parameters are compile-time constants, part of each specialization'
 what is known of each tensor's layout, its divisor (hk.types.divisor_of): a call specializes on
 the tensors it is given; trace(), source() and build() take `divisors=` (an int for every
 tensor, or {name: int}; default 1, nothing known).
+
+A schedule that differs by target goes in `schedule=`: {arch: {constant: value}}, or a function
+of the target's facts (hk.target.facts.TargetFacts) returning such a dict. Its values replace the
+signature's defaults for that target, and a caller's own constants replace both:
+
+    @hk.kernel(grid=..., warps=8, schedule={"gfx950": {"BK": 64}})
+    def gemm(a: hk.Tensor[hk.bf16], ..., *, BK=32): ...
 """
 
 import dataclasses
@@ -116,10 +123,13 @@ class Kernel:
     """A DSL kernel: traced, verified, translated and compiled once per specialization."""
 
     def __init__(self, fn, *, grid=None, warps=1, arch=None, name=None, max_vgprs=None,
-                 min_occupancy=None):
+                 min_occupancy=None, schedule=None):
         if not isinstance(warps, int) or warps < 1:
             raise TraceError("warps must be a positive integer, not %r" % (warps,),
                              location=Location.of_function(fn))
+        if not (schedule is None or callable(schedule) or isinstance(schedule, dict)):
+            raise TraceError("schedule= is {arch: {constant: value}} or a function of the target's "
+                             "facts returning such a dict, not %r" % (schedule,), location=Location.of_function(fn))
         self.fn = fn
         self.grid = grid
         self.warps = warps
@@ -127,6 +137,7 @@ class Kernel:
         self.name = name or fn.__name__
         self.max_vgprs = max_vgprs
         self.min_occupancy = min_occupancy
+        self.schedule = schedule
         rewrite.refuse_generators(fn, "kernel")
         self.params, self.default_constants = _parse_params(fn)
         self._body = None
@@ -136,13 +147,30 @@ class Kernel:
 
     # Specializations -----------------------------------------------------------------------------
 
-    def _constants(self, overrides):
+    def scheduled(self, arch):
+        """The constants the kernel's schedule= gives `arch` (empty without one)."""
+        if self.schedule is None:
+            return {}
+        chosen = self.schedule(facts.target(arch)) if callable(self.schedule) else self.schedule.get(arch, {})
+        if not isinstance(chosen, dict):
+            raise TraceError("kernel %s: its schedule for %s is %r, not a dict of constants"
+                             % (self.name, arch, chosen), location=Location.of_function(self.fn))
+        unknown = set(chosen) - set(self.default_constants)
+        if unknown:
+            raise TraceError("kernel %s: its schedule for %s sets %s, which %s not among its constants (%s)"
+                             % (self.name, arch, ", ".join(sorted(unknown)), "is" if len(unknown) == 1 else "are",
+                                ", ".join(sorted(self.default_constants)) or "none"),
+                             location=Location.of_function(self.fn))
+        return dict(chosen)
+
+    def _constants(self, overrides, arch):
         unknown = set(overrides) - set(self.default_constants)
         if unknown:
             raise TraceError("kernel %s has no constant(s) %s; its constants are %s"
                              % (self.name, ", ".join(sorted(unknown)),
                                 ", ".join(sorted(self.default_constants)) or "none"))
-        constants = dict(self.default_constants, **overrides)
+        constants = dict(self.default_constants, **self.scheduled(arch))
+        constants.update(overrides)
         missing = [k for k, v in constants.items() if v is inspect.Parameter.empty]
         if missing:
             raise TraceError("kernel %s needs a value for constant(s) %s" % (self.name, ", ".join(missing)))
@@ -180,7 +208,7 @@ class Kernel:
     def trace(self, arch=None, *, divisors=None, **constants):
         """Traces the kernel for `arch` and runs the passes; a TracedKernel."""
         arch = self._arch(arch)
-        constants = self._constants(constants)
+        constants = self._constants(constants, arch)
         divisors = self._divisors(divisors)
         key = self._key(arch, constants, divisors)
         traced = self._traces.get(key)
@@ -331,7 +359,7 @@ class TensorExtents:
 
 def kernel(fn=None, **options):
     """Declares a kernel; see the module docstring. Options: grid, warps, arch, name,
-    max_vgprs, min_occupancy."""
+    max_vgprs, min_occupancy, schedule."""
     if fn is None:
         return lambda f: Kernel(f, **options)
     return Kernel(fn, **options)

@@ -4,14 +4,15 @@ hardware's instruction budget, with its schedule as constants; and the linear la
 A is M x K and B is N x K (or K x N), both row-major 16-bit with any row stride; C is M x N,
 accumulated in fp32 and written in C's dtype, optionally plus a bias per column. The schedule:
 
-  - a workgroup of 4 waves owns a BM x BN tile of C, each wave a (BM/2) x (BN/2) quarter;
+  - a workgroup of `waves` waves owns a BM x BN tile of C, the waves in waves/2 rows of two,
+    each a (BM / (waves/2)) x (BN/2) part (64 x 64 by default);
   - K advances BK at a time through two LDS buffers: while the waves multiply the tile in one
     buffer, the next tile's global loads are in flight (hk.lds.issue), and they are written
     into the other buffer (hk.lds.commit) before the barrier that ends the step;
   - each step reads its operands from LDS KSTEP columns at a time, in row layout (the 128-bit
     LDS reads), and runs mma_ABt;
-  - hk.range(..., unroll=2) holds two steps per loop iteration, so the buffer index k % 2 is a
-    constant in each and every LDS address is a register plus an immediate.
+  - hk.range(..., unroll=UNROLL) holds UNROLL (even) steps per loop iteration, so the buffer
+    index k % 2 is a constant in each and every LDS address is a register plus an immediate.
 
 Every wait is derived. The tensors' divisors (what a call knows of their alignment) pick the
 loads: 16-byte rows move in one 128-bit load per chunk, and when K is a multiple of BK no column
@@ -28,9 +29,9 @@ import torch
 import hk
 from hk.ops import registry
 
-# A·B's schedule on CDNA (kernels/BUILD.bazel builds gemm_ab so for gfx942 and gfx950): 128 x 128
-# tiles, K 64 at a time.
-AB_WIDE = {"BN": 128, "BK": 64}
+# A·B's schedule by target (the defaults elsewhere): gfx950's 160 KiB of LDS hold K 64 at a time
+# for 256 x 128 tiles, and four steps per iteration halve the loop's own instructions.
+AB_SCHEDULE = {"gfx950": {"BK": 64, "UNROLL": 4}}
 
 
 def widest_k(dtype):
@@ -39,29 +40,37 @@ def widest_k(dtype):
 
 
 @functools.lru_cache(maxsize=None)
-def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False):
+def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False, waves=None):
     """The fast kernel for `dtype` operands (bf16 or fp16) and an `out` C: C = A·Bᵀ with B N x K
     (form "ABt"), or C = A·B with B K x N (form "AB"). A·B needs B's columns along each lane:
     where the target reads LDS transposed (gfx950) B's tiles are stored as they are and read in
     col layout; elsewhere they are written into LDS transposed, one 16-bit write per element,
-    and the MMAs are those of A·Bᵀ. Its wave tiles are half as wide, for the registers those
-    writes take. With `with_bias` the kernel takes a bias after B (one value per column of C, in
-    `dtype`), added in fp32 before C is written. KSTEP 0 is the widest K of the target's matrix
-    instruction for `dtype`."""
+    and the MMAs are those of A·Bᵀ. A·B runs 8 waves (256 x 128 tiles) by default and A·Bᵀ 4
+    (128 x 128): B's tile is shared by twice the waves, so each writes half as many of B's
+    elements per MMA, and holds half the staging registers. With `with_bias` the kernel takes a
+    bias after B (one value per column of C, in `dtype`), added in fp32 before C is written.
+    KSTEP 0 is the widest K of the target's matrix instruction for `dtype`."""
     if form not in ("ABt", "AB"):
         raise ValueError("form is 'ABt' or 'AB', not %r" % (form,))
     name = "gemm" if (dtype, out, form, with_bias) == (hk.bf16, hk.fp32, "ABt", False) else "gemm_%s_%s_%s%s" % (
         form, dtype.name, out.name, "_bias" if with_bias else "")
     b_major = form == "AB"
+    default_waves = 8 if b_major else 4
+    waves = waves or default_waves
+    if waves % 2 or waves < 2:
+        raise ValueError("waves is an even number (rows of two waves), not %r" % (waves,))
+    if waves != default_waves:
+        name += "_w%d" % waves
 
     def b_tile(k, bx):
         return hk.tile_coord(0, 0, k, bx) if b_major else hk.tile_coord(0, 0, bx, k)
 
     @hk.func
-    def product(a, b, bias, c, BM, BN, BK, KSTEP):
+    def product(a, b, bias, c, BM, BN, BK, KSTEP, UNROLL):
         KSTEP = KSTEP or widest_k(dtype)
         bx = hk.arch.block_idx.x
         by = hk.arch.block_idx.y
+        WM = waves // 2  # rows of waves
         w = hk.arch.warp_id()
         wm = w // 2
         wn = w % 2
@@ -70,18 +79,18 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False):
         a_lds = hk.lds.alloc(hk.ST(dtype, BM, BK, 2))
         b_lds = hk.lds.alloc(hk.ST(dtype, BK, BN, 2) if b_cols else hk.ST(dtype, BN, BK, 2))
         transpose = b_major and not b_cols
-        acc = hk.zeros(hk.RT(hk.fp32, BM // 2, BN // 2))
+        acc = hk.zeros(hk.RT(hk.fp32, BM // WM, BN // 2))
         steps = hk.cdiv(a.cols, BK)
         hk.lds.commit(a_lds, 0, hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, 0)))
         hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(0, bx), transpose=transpose))
         hk.arch.barrier()
-        for k in hk.range(steps, unroll=2):
+        for k in hk.range(steps, unroll=UNROLL):
             buf = k % 2
             # The next step's tiles (zeros past the last), in flight while this step multiplies.
             a_next = hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k + 1))
             b_next = hk.lds.issue(b_lds, b, b_tile(k + 1, bx), transpose=transpose)
             for kk in range(BK // KSTEP):
-                ta = a_lds[buf].subtile(BM // 2, KSTEP, wm, kk).load(hk.RT(dtype, BM // 2, KSTEP))
+                ta = a_lds[buf].subtile(BM // WM, KSTEP, wm, kk).load(hk.RT(dtype, BM // WM, KSTEP))
                 if b_cols:
                     tb = b_lds[buf].subtile(KSTEP, BN // 2, kk, wn).load(hk.RT(dtype, KSTEP, BN // 2, "col"))
                     acc = hk.mma_AB(ta, tb, acc)
@@ -93,23 +102,22 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False):
             hk.arch.barrier()
         if bias is not None:
             acc = hk.add_col(acc, bias[0, 0, 0, bx * 2 + wn].load(hk.RV(dtype, BN // 2, "row")).to(hk.fp32))
-        c[0, 0, by * 2 + wm, bx * 2 + wn] = acc if out == hk.fp32 else acc.to(out)
+        c[0, 0, by * WM + wm, bx * 2 + wn] = acc if out == hk.fp32 else acc.to(out)
 
     grid = lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM))  # noqa: E731
+    schedule = AB_SCHEDULE if b_major else None
     if with_bias:
-        @hk.kernel(grid=grid, warps=4, name=name)
+        @hk.kernel(grid=grid, warps=waves, name=name, schedule=schedule)
         def gemm(a: hk.Tensor[dtype], b: hk.Tensor[dtype], bias: hk.Tensor[dtype], c: hk.Tensor[out], *,
-                 BM=128, BN=64 if b_major else 128, BK=32, KSTEP=0):
-            product(a, b, bias, c, BM, BN, BK, KSTEP)
+                 BM=32 * waves, BN=128, BK=32, KSTEP=0, UNROLL=2):
+            product(a, b, bias, c, BM, BN, BK, KSTEP, UNROLL)
     else:
-        @hk.kernel(grid=grid, warps=4, name=name)
+        @hk.kernel(grid=grid, warps=waves, name=name, schedule=schedule)
         def gemm(a: hk.Tensor[dtype], b: hk.Tensor[dtype], c: hk.Tensor[out], *,
-                 BM=128, BN=64 if b_major else 128, BK=32, KSTEP=0):
-            product(a, b, None, c, BM, BN, BK, KSTEP)
+                 BM=32 * waves, BN=128, BK=32, KSTEP=0, UNROLL=2):
+            product(a, b, None, c, BM, BN, BK, KSTEP, UNROLL)
 
     return gemm
-
-
 
 
 # torch operators -------------------------------------------------------------------------------

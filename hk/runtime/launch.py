@@ -102,7 +102,10 @@ def launch(kernel, args, arch=None, constants=None):
     which = device.runner()
     _check_args(kernel, args)
     args = scalar_values(kernel, args)
-    constants = kernel._constants(constants or {})
+    # The architecture first (on a GPU, the GPU's unless the call names one): a kernel's
+    # schedule, and so its grid, may depend on it.
+    arch = kernel._arch(arch or (device.detected_arch() if which == "gpu" else None))
+    constants = kernel._constants(constants or {}, arch)
     grid = kernel.launch_grid(args, constants)
     _check_not_empty(kernel, args, grid)
     divs = divisors(kernel, args)
@@ -120,6 +123,6 @@ def launch(kernel, args, arch=None, constants=None):
         return emu_launch.run(built, grid, args)
     from hk.runtime import gpu_launch
 
-    built = kernel.build(arch or device.detected_arch(), divisors=divs, **constants)
+    built = kernel.build(arch, divisors=divs, **constants)
     shapes.check(built.traced, args, grid)
     return gpu_launch.run(built, grid, args)

@@ -24,8 +24,6 @@ from hk.runtime import isa_stats
 
 ARCHS = ["gfx1100", "gfx1201", "gfx942", "gfx950"]
 WAVE = {"gfx1100": 32, "gfx1201": 32, "gfx942": 64, "gfx950": 64}
-# The GEMM's schedule per target: CDNA4's matrix cores take K = 32 per instruction.
-GEMM_CONSTANTS = {"gfx950": {"KSTEP": 32}}
 # Triton's GEMM tiles: (BLOCK_M, BLOCK_N, BLOCK_K, num_warps), hk's own first.
 TRITON_GEMM_TILES = [(128, 128, 32, 4), (128, 64, 32, 4), (64, 64, 32, 4), (64, 64, 64, 4), (128, 128, 64, 8)]
 
@@ -138,7 +136,7 @@ def static(tmp):
               "scale": "fp32"}
     divisible = ["a_ptr", "b_ptr", "c_ptr", "K", "stride_am", "stride_bn", "stride_cm"]
     for arch in ARCHS:
-        built = gemm.build(arch, divisors=64, **GEMM_CONSTANTS.get(arch, {}))
+        built = gemm.build(arch, divisors=64)
         hk_s = figures_of(open(built.path, "rb").read(), tmp, "hk_gemm.%s.co" % arch)
         print(row("gemm", arch, "hk", hk_s))
         # Triton's at several tiles: hk's own (128 x 128 x 32, 4 warps) and the best of the rest.
@@ -196,7 +194,7 @@ def dynamic():
     print()
     print("dynamic: instructions executed per matrix instruction (one 128x128 tile, K 256 vs 512)")
     for arch in ("gfx1100", "gfx950"):
-        built = gemm.build(arch, divisors=64, **GEMM_CONSTANTS.get(arch, {}))
+        built = gemm.build(arch, divisors=64)
         kinst = k_per_instruction(built.path, arch)
         counts = []
         for k in (256, 512):

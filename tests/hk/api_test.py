@@ -149,3 +149,47 @@ def test_a_kernel_reads_the_facts_of_its_target(monkeypatch, arch, wave, transpo
 def test_target_outside_a_kernel_is_a_trace_error():
     with pytest.raises(hk.errors.TraceError, match="inside an @hk.kernel"):
         hk.arch.target()
+
+
+@hk.kernel(grid=lambda p: (p.N,), schedule={"gfx950": {"N": 3, "V": 2.0}})
+def scheduled(o: hk.Tensor[hk.fp32], *, N=2, V=1.0):
+    # One value per program: the grid and the body both see the target's constants.
+    o.store_scalar(0, 0, 0, hk.arch.block_idx.x, V)
+
+
+@hk.kernel(grid=(1,), schedule=lambda t: {"V": float(t.wave_size)})
+def scheduled_by_facts(o: hk.Tensor[hk.fp32], *, V=0.0):
+    o.store_scalar(0, 0, 0, 0, V)
+
+
+@pytest.mark.parametrize("arch, values", [("gfx1100", [1.0, 1.0, 0.0]), ("gfx950", [2.0, 2.0, 2.0])])
+def test_a_schedule_gives_each_target_its_constants(monkeypatch, arch, values):
+    monkeypatch.setenv("HK_ARCH", arch)
+    o = torch.zeros(3)
+    scheduled(o)
+    assert o.tolist() == values
+    assert scheduled.trace(arch).constants == ({"N": 3, "V": 2.0} if arch == "gfx950" else {"N": 2, "V": 1.0})
+    # A caller's constants win over the schedule's.
+    o.zero_()
+    scheduled(o, V=5.0)
+    assert o.tolist() == [5.0 if v else 0.0 for v in values]
+
+
+@pytest.mark.parametrize("arch, wave", [("gfx1100", 32.0), ("gfx942", 64.0)])
+def test_a_schedule_may_be_a_function_of_the_targets_facts(monkeypatch, arch, wave):
+    monkeypatch.setenv("HK_ARCH", arch)
+    o = torch.zeros(1)
+    scheduled_by_facts(o)
+    assert o.tolist() == [wave]
+
+
+def test_a_schedule_of_unknown_constants_is_refused_naming_them():
+    @hk.kernel(grid=(1,), schedule={"gfx1100": {"BK": 64}})
+    def wrong(o: hk.Tensor[hk.fp32], *, BN=64):
+        o.store_scalar(0, 0, 0, 0, 1.0)
+
+    with pytest.raises(hk.errors.TraceError, match="schedule for gfx1100 sets BK, which is not among its constants"):
+        wrong.trace("gfx1100")
+    wrong.trace("gfx942")  # no entry for gfx942: the signature's defaults
+    with pytest.raises(hk.errors.TraceError, match="schedule="):
+        hk.kernel(grid=(1,), schedule=[("gfx1100", {})])(lambda o: None)

@@ -30,6 +30,22 @@ def staged_copy(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
         hk.arch.barrier()
 
 
+@hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, 32), 1), warps=4)
+def row_walk(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
+    # Walks A's 64-row tiles from the one before the first (row tile -1) to past the last, as
+    # B of A·B and K and V of attention walk theirs; output tile k is A's row tile k - 1.
+    bx = hk.arch.block_idx.x
+    w = hk.arch.warp_id()
+    s = hk.lds.alloc(hk.ST(hk.bf16, 64, 32, 2))
+    hk.lds.commit(s, 0, hk.lds.issue(s, a, hk.tile_coord(0, 0, -1, bx)))
+    hk.arch.barrier()
+    for k in hk.range(o.rows // 64, unroll=2):
+        nxt = hk.lds.issue(s, a, hk.tile_coord(0, 0, k, bx))
+        o[0, 0, k * 4 + w, bx] = s[k % 2].subtile(16, 32, w, 0).load(hk.RT(hk.bf16, 16, 32))
+        hk.lds.commit(s, (k + 1) % 2, nxt)
+        hk.arch.barrier()
+
+
 @hk.kernel(grid=lambda p: (hk.cdiv(p.a.cols, 64), hk.cdiv(p.a.rows, 32)), warps=4)
 def transposed_copy(a: hk.Tensor[hk.bf16], o: hk.Tensor[hk.bf16]):
     # A's 32 x 64 tile (by, bx) into a 64 x 32 shared tile, transposed; each wave writes 16 rows
@@ -100,6 +116,20 @@ def test_staged_copy_matches_the_tensor_with_zeros_past_its_edges(monkeypatch, d
     o = torch.full((rows, width), 7.0, dtype=torch.bfloat16)
     staged_copy(a, o)
     torch.testing.assert_close(o, expected_copy(a, width), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("device", ["interp"] + ["emu:" + a for a in ARCHS])
+@pytest.mark.parametrize("rows,cols", [(128, 64), (100, 64), (100, 40)])
+def test_a_copy_walking_down_the_rows_reads_zeros_before_and_past_them(monkeypatch, device, rows, cols):
+    # Whole and ragged row tiles, whole and ragged columns; one tile before row 0, two past the end.
+    use_device(monkeypatch, device)
+    a = torch.randn(rows, cols).to(torch.bfloat16)
+    tiles = (rows + 63) // 64 + 3
+    o = torch.full((tiles * 64, 64), 7.0, dtype=torch.bfloat16)
+    row_walk(a, o)
+    expected = torch.zeros_like(o)
+    expected[64:64 + rows, :cols] = a
+    torch.testing.assert_close(o, expected, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("device", ["interp"] + ["emu:" + a for a in ARCHS])

@@ -82,15 +82,17 @@ HK_DEV void group<NUM_WARPS>::issue(S& s, const gl<T>& src, coord idx) {
                                                  static_cast<int64_t>(row0) * row_bytes);
   // The range ends with the slice's last element: rows past it read zeros. A tile that touches
   // nothing (before the first row or column, past the last, in a batch or depth the tensor
-  // lacks) gets an empty range: all zeros. The row and slice test is the same for every column
-  // tile (a loop over K keeps it out of the loop); the column test is one unsigned compare.
-  // (Rows and columns of an outside tile count as none, which makes the range negative, read as
-  // empty: arithmetic, so that the compiler does not merge the two tests into one per tile.)
-  // In 32 bits, saturated at the 2^31 the hardware checks anyway (one multiply-high).
-  const bool rows_in = src.has_slice(idx.b, idx.d) & starts_inside<ST::rows>(idx.r, src.rows);
-  const int rows_left = rows_in ? src.rows - row0 : 0, cols_in = rows_in ? src.cols : 0;
-  const uint64_t span = static_cast<uint64_t>(static_cast<uint32_t>(rows_left)) * static_cast<uint32_t>(row_bytes);
-  const int bytes = span > 0x7fffffffu ? 0x7fffffff : static_cast<int>(span) - (row_bytes - cols_in * TB);
+  // lacks) gets an empty range: all zeros. The slice test is the same for every tile of a loop
+  // (kept out of it) and enters arithmetically, so that the compiler does not merge it with the
+  // column test into one per tile; the column test is one unsigned compare. In 32 bits: the
+  // rows counted are capped at those within the 2^31 bytes the hardware checks (a quotient of
+  // kernel arguments, computed once), so the product cannot overflow; past the last row it is
+  // negative, read as empty. A tile that walks down the rows (B of A·B, K and V of attention)
+  // so pays a few scalar instructions per step and no vector ones.
+  const bool slice_in = src.has_slice(idx.b, idx.d) & (idx.r >= 0);
+  const int rows_max = 0x7fffffff / row_bytes;
+  const int rows_left = slice_in ? src.rows - row0 : 0, cols_in = slice_in ? src.cols : 0;
+  const int bytes = (rows_left < rows_max ? rows_left : rows_max) * row_bytes - (row_bytes - cols_in * TB);
   const __amdgpu_buffer_rsrc_t rsrc = detail::buffer_rsrc(row_base, starts_inside<ST::cols>(idx.c, src.cols) ? bytes : 0);
   if constexpr (!detail::rows_of_chunks<DIV, T>) {
     detail::issue_elements(s, src, idx, t, rsrc);
