@@ -1,6 +1,9 @@
 """Dropout as in Triton's tutorial: keep x / (1 - p) where hk.rand(seed, offset) > p, else 0.
 hk.rand is Philox 4x32-10 as Triton draws it, so for the same seed and offsets the same
 elements are kept as with tl.rand (tests/hk/rand_triton_test.py checks the draws bit for bit).
+The kernel is the library's (`hk.ops.training.dropout_kernel`, behind `hk.ops.dropout`): each
+element's offset is its index in the row-major tensor, the draws compared with p in a 16 x 64
+tile per wave.
 """
 
 import torch
@@ -8,17 +11,9 @@ import torch
 import hk
 from common import check, run, timed
 from hk.interp import philox
+from hk.ops.training import dropout_kernel
 
-T = hk.RT(hk.fp32, 16, 64)
-
-
-@hk.kernel(grid=lambda p: (hk.cdiv(p.x.cols, 64), hk.cdiv(p.x.rows, 16)))
-def dropout(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], p: float, seed: int):
-    r, c = hk.arch.block_idx.y, hk.arch.block_idx.x
-    # Each element's offset is its index in the row-major tensor, as in the tutorial.
-    offsets = (hk.iota(T, "row") + r * 16) * x.cols + hk.iota(T, "col") + c * 64
-    keep = hk.rand(seed, offsets) > p
-    o[0, 0, r, c] = hk.where(keep, x[0, 0, r, c].load(T) / (1.0 - p), 0.0)
+dropout = dropout_kernel(hk.fp32)
 
 
 def reference(x, p, seed):

@@ -6,47 +6,17 @@ weight and bias gradients, written as per-block partial sums (no lock) that a se
     dw = sum over rows of dy * xhat,  db = sum over rows of dy
 
 Each workgroup owns 16 rows and writes its partial dw and db for them to row `block` of
-[blocks, N] buffers; torch adds the partials (as the tutorial's second kernel does).
+[blocks, N] buffers; torch adds the partials (as the tutorial's second kernel does). The kernel
+is the library's (`hk.ops.layer_norm_backward`), here for fp32.
 """
 
 import torch
 
 import hk
 from common import check, run, timed
+from hk.ops.training import layer_norm_backward_kernel
 
-BLOCK = 64
-
-
-@hk.kernel(grid=lambda p: (1, hk.cdiv(p.x.rows, 16)))
-def layernorm_backward(x: hk.Tensor[hk.fp32], dy: hk.Tensor[hk.fp32], w: hk.Tensor[hk.fp32],
-                       mean: hk.Tensor[hk.fp32], rstd: hk.Tensor[hk.fp32], dx: hk.Tensor[hk.fp32],
-                       dw_part: hk.Tensor[hk.fp32], db_part: hk.Tensor[hk.fp32]):
-    row = hk.arch.block_idx.y
-    tile = hk.RT(hk.fp32, 16, BLOCK)
-    stat = hk.RV(hk.fp32, 16, "col")
-    wide = hk.RV(hk.fp32, BLOCK, "row")
-    mu = mean[0, 0, 0, row].load(stat)
-    rs = rstd[0, 0, 0, row].load(stat)
-    n = x.cols.to(hk.fp32)
-
-    c1 = hk.zeros(stat)
-    c2 = hk.zeros(stat)
-    for j in hk.range(hk.cdiv(x.cols, BLOCK)):
-        xhat = hk.mul_row(hk.sub_row(x[0, 0, row, j].load(tile), mu), rs)
-        wdy = hk.mul_col(dy[0, 0, row, j].load(tile), w[0, 0, 0, j].load(wide))
-        c1 = c1 + hk.row_sum(xhat * wdy)
-        c2 = c2 + hk.row_sum(wdy)
-    c1 = c1 / n
-    c2 = c2 / n
-
-    for j in hk.range(hk.cdiv(x.cols, BLOCK)):
-        # Rows past the end read as zeros: their xhat is -mean * rstd, so mask by dy (zero there).
-        xhat = hk.mul_row(hk.sub_row(x[0, 0, row, j].load(tile), mu), rs)
-        g = dy[0, 0, row, j].load(tile)
-        wdy = hk.mul_col(g, w[0, 0, 0, j].load(wide))
-        dx[0, 0, row, j] = hk.mul_row(wdy - hk.add_row(hk.mul_row(xhat, c1), c2), rs)
-        dw_part[0, 0, row, j] = hk.col_sum(g * xhat)
-        db_part[0, 0, row, j] = hk.col_sum(g)
+layernorm_backward = layer_norm_backward_kernel(hk.fp32)
 
 
 def reference(x, dy, w, mean, rstd):

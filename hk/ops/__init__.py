@@ -24,6 +24,30 @@ GEMM (bf16 or fp16, fp32 accumulation), also as linear_out(out, ...):
 
     linear(x, weight, bias=None)              x @ weightᵀ (+ bias); weight [N, K], rows may be padded
 
+Rotary position embedding, in place (vLLM's rotary_embedding):
+
+    rotary_embedding(positions, query, key, head_size, cos_sin_cache, is_neox)
+                                              q, k [tokens, heads * head_size] (rows may be padded),
+                                              cos_sin_cache [max_position, rot], neox or interleaved
+
+Indexed rows (indices int32 or int64, read with no copy):
+
+    embedding(weight, indices)                weight [vocab, dim] -> [*indices.shape, dim]; an index
+                                              outside the vocabulary reads zeros (also embedding_out)
+    reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping)
+                                              vLLM's flash-layout KV cache write, slot -1 dropped
+
+Quantization (int8, fp8 e4m3 and e5m2; not fp8 on gfx942, whose fp8 is FNUZ), each also _out:
+
+    quant_per_row(x, qdtype) -> (q, scale)    scale = max|row| / QMAX per row ([..., 1] fp32)
+    quant(x, scale, qdtype) -> q              one scale for the tensor
+    dequant(q, scale, dtype) -> x             per row or per tensor
+
+Training:
+
+    dropout(x, p, seed)                       hk.rand's draws (Triton's tl.rand); no mask kept
+    layer_norm_backward(dy, x, weight, mean, rstd) -> (dx, dweight, dbias)
+
 Attention (bf16), also as flash_attention_out(out, ...):
 
     flash_attention(q, k, v, scale, causal=False)   q [B, H, N, D], k, v [B, Hkv, N, D], D 64 or 128
@@ -33,15 +57,20 @@ flash_attention on the calls it covers and torch's SDPA on the others (hk.ops.sd
 which and why).
 """
 
-from hk.ops import attention, elementwise, gemm, norms
+from hk.ops import attention, elementwise, gemm, indexed, norms, quantize, rotary, training
+from hk.ops import registry
 from hk.ops.sdpa import route as sdpa_route, sdpa
 
 OPS = dict(norms.OPS)
 OPS.update(elementwise.OPS)
 OPS.update(gemm.OPS)
 OPS.update(attention.OPS)
+for _module in (rotary, indexed, training, quantize):
+    OPS.update(_module.OPS)
 
 for _name, _op in OPS.items():
+    # An op named like a module of this package would hide the module (hk.ops.NAME).
+    assert not isinstance(globals().get(_name), type(registry)), "op %s hides the module hk.ops.%s" % (_name, _name)
     globals()[_name] = _op
 
 __all__ = sorted(list(OPS) + ["sdpa", "sdpa_route"])

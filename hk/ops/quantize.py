@@ -1,0 +1,208 @@
+"""Quantization to int8 and fp8 (OCP e4m3 and e5m2) and back, per row (dynamic: each row's
+absolute maximum gives its scale) or per tensor (a given scale), as vLLM's scaled_int8_quant and
+scaled_fp8_quant compute them:
+
+    quant_per_row(x, qdtype) -> (q, scale)    scale = max|x_row| / QMAX, q = x / scale (fp32
+                                              [..., 1]); int8 rounded to nearest even
+    quant(x, scale, qdtype) -> q              q = x / scale, scale a one-element fp32 tensor
+    dequant(q, scale, dtype) -> x             x = q * scale, scale per row [..., 1] or per tensor [1]
+
+x in bf16, fp16 or fp32 [..., N] (rows may be padded); qdtype torch.int8, float8_e4m3fn or
+float8_e5m2. Conversions saturate (int8 to -128..127, fp8 to its largest finite value), which
+is what torch's clamp-then-cast gives. QMAX is 127, 448 or 57344. A row of zeros gets the scale
+1e-30 / QMAX (q is zero, and dequant gives zeros). Also quant_per_row_out, quant_out and
+dequant_out.
+
+fp8 is refused on gfx942, whose fp8 is the FNUZ formats (torch's float8_*fnuz), not these.
+"""
+
+import functools
+
+import torch
+
+import hk
+from hk.ops import registry
+from hk.dsl.kernel import default_arch
+from hk.runtime import device
+
+BLOCK = 64
+ROWS = 16
+QDTYPES = {torch.int8: (hk.i8, 127.0), torch.float8_e4m3fn: (hk.fp8e4m3, 448.0),
+           torch.float8_e5m2: (hk.fp8e5m2, 57344.0)}
+TINY = 1e-30  # the least absolute maximum a scale is taken of: QMAX / TINY stays finite
+FNUZ_TARGETS = ("gfx942",)
+
+
+def _to_q(v, qdtype):
+    """fp32 values already divided by their scale, to `qdtype` (int8: nearest even first, as
+    the float -> int8 conversion goes toward zero)."""
+    return (hk.math.round(v) if qdtype == hk.i8 else v).to(qdtype)
+
+
+@functools.lru_cache(maxsize=None)
+def quant_per_row_kernel(dtype, qdtype):
+    """Per row of x: scale = max|x| / QMAX (at least TINY / QMAX), q = x / scale in `qdtype`."""
+    qmax = dict((q, m) for q, m in QDTYPES.values())[qdtype]
+    f32 = hk.fp32
+
+    @hk.kernel(grid=lambda p: (1, hk.cdiv(p.x.rows, ROWS)), name="quant_rows_%s_%s" % (dtype.name, qdtype.name))
+    def quant_rows(x: hk.Tensor[dtype], q: hk.Tensor[qdtype], scale: hk.Tensor[hk.fp32]):
+        r = hk.arch.block_idx.y
+        tile = hk.RT(dtype, ROWS, BLOCK)
+        amax = hk.full(hk.RV(f32, ROWS, "col"), TINY)
+        for j in hk.range(hk.cdiv(x.cols, BLOCK)):  # columns past the edge read zeros
+            amax = hk.maximum(amax, hk.row_max(hk.math.abs(x[0, 0, r, j].load(tile).to(f32))))
+        s = amax / qmax
+        for j in hk.range(hk.cdiv(x.cols, BLOCK)):
+            q[0, 0, r, j] = _to_q(hk.div_row(x[0, 0, r, j].load(tile).to(f32), s), qdtype)
+        scale[0, 0, 0, r] = s
+
+    return quant_rows
+
+
+@functools.lru_cache(maxsize=None)
+def quant_kernel(dtype, qdtype):
+    """q = x / scale[0] in `qdtype`."""
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.x.cols, BLOCK), hk.cdiv(p.x.rows, ROWS)),
+               name="quant_%s_%s" % (dtype.name, qdtype.name))
+    def quant(x: hk.Tensor[dtype], scale: hk.Tensor[hk.fp32], q: hk.Tensor[qdtype]):
+        r, c = hk.arch.block_idx.y, hk.arch.block_idx.x
+        v = x[0, 0, r, c].load(hk.RT(dtype, ROWS, BLOCK)).to(hk.fp32) / scale.load_scalar(0, 0, 0, 0)
+        q[0, 0, r, c] = _to_q(v, qdtype)
+
+    return quant
+
+
+@functools.lru_cache(maxsize=None)
+def dequant_kernel(qdtype, dtype, per_row):
+    """x = q * scale in `dtype`, the scale one per row of q (`per_row`) or scale[0]."""
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.q.cols, BLOCK), hk.cdiv(p.q.rows, ROWS)),
+               name="dequant_%s_%s_%s" % (qdtype.name, dtype.name, "rows" if per_row else "tensor"))
+    def dequant(q: hk.Tensor[qdtype], scale: hk.Tensor[hk.fp32], x: hk.Tensor[dtype]):
+        r, c = hk.arch.block_idx.y, hk.arch.block_idx.x
+        v = q[0, 0, r, c].load(hk.RT(qdtype, ROWS, BLOCK)).to(hk.fp32)
+        if per_row:
+            v = hk.mul_row(v, scale[0, 0, 0, r].load(hk.RV(hk.fp32, ROWS, "col")))
+        else:
+            v = v * scale.load_scalar(0, 0, 0, 0)
+        x[0, 0, r, c] = v.to(dtype)
+
+    return dequant
+
+
+# torch operators -------------------------------------------------------------------------------
+
+def _qdtype(op, qdtype):
+    if qdtype not in QDTYPES:
+        raise registry.LaunchError("hk.ops.%s: cannot quantize to %s" % (op, qdtype),
+                                   hint="pass torch.int8, torch.float8_e4m3fn or torch.float8_e5m2")
+    if qdtype != torch.int8:
+        # The target the kernels will run for, as a launch picks it.
+        arch = device.detected_arch() if device.runner() == "gpu" else default_arch()
+        if arch in FNUZ_TARGETS:
+            raise registry.LaunchError("hk.ops.%s: %s holds the OCP fp8 format, which %s does not use" % (op, qdtype, arch),
+                                       hint="on %s fp8 is the FNUZ formats (torch.float8_e4m3fnuz); quantize to "
+                                            "int8 there" % arch)
+    return QDTYPES[qdtype][0]
+
+
+def _rows_of(op, name, t, writable=False):
+    cols = t.shape[-1] if t.dim() else 1
+    return registry.rows(op, name, t if t.dim() else t.view(1, 1), cols, writable=writable)
+
+
+def _check_q(op, q, x, qdtype):
+    if q.dtype != qdtype or q.shape != x.shape or q.device != x.device:
+        raise registry.LaunchError("hk.ops.%s: q is %s %s on %s; it must be %s %s on %s"
+                                   % (op, q.dtype, tuple(q.shape), q.device, qdtype, tuple(x.shape), x.device))
+
+
+def _check_scale(op, scale, x, per_row):
+    want = (tuple(x.shape[:-1]) + (1,)) if per_row else (1,)
+    if scale.dtype != torch.float32 or scale.numel() != (x.numel() // max(x.shape[-1], 1) if per_row else 1) \
+            or scale.device != x.device:
+        raise registry.LaunchError("hk.ops.%s: scale is %s %s on %s; it must be float32 %s on %s"
+                                   % (op, scale.dtype, tuple(scale.shape), scale.device, want, x.device))
+
+
+def launch_quant_per_row(x, q, scale):
+    op = "quant_per_row"
+    dtype = registry.dtype_of(op, x)
+    qd = _qdtype(op, q.dtype)
+    _check_q(op, q, x, q.dtype)
+    _check_scale(op, scale, x, True)
+    if x.numel():
+        quant_per_row_kernel(dtype, qd)(_rows_of(op, "x", x), _rows_of(op, "q", q, True),
+                                        scale.view(-1))
+
+
+def launch_quant(x, scale, q):
+    op = "quant"
+    dtype = registry.dtype_of(op, x)
+    qd = _qdtype(op, q.dtype)
+    _check_q(op, q, x, q.dtype)
+    _check_scale(op, scale, x, False)
+    if x.numel():
+        quant_kernel(dtype, qd)(_rows_of(op, "x", x), scale.view(1), _rows_of(op, "q", q, True))
+
+
+def launch_dequant(q, scale, x):
+    op = "dequant"
+    dtype = registry.dtype_of(op, x)
+    qd = _qdtype(op, q.dtype)
+    if q.shape != x.shape or q.device != x.device:
+        raise registry.LaunchError("hk.ops.%s: q %s and out %s differ" % (op, tuple(q.shape), tuple(x.shape)))
+    per_row = scale.numel() != 1  # (one scale for one row is both)
+    _check_scale(op, scale, q, per_row)
+    if q.numel():
+        dequant_kernel(qd, dtype, per_row)(_rows_of(op, "q", q), scale.reshape(-1), _rows_of(op, "x", x, True))
+
+
+def _q_empty(x, qdtype):
+    return torch.empty(x.shape, dtype=qdtype, device=x.device)
+
+
+def _scale_empty(x):
+    return torch.empty(tuple(x.shape[:-1]) + (1,), dtype=torch.float32, device=x.device)
+
+
+def _quant_per_row(x, qdtype):
+    q, scale = _q_empty(x, qdtype), _scale_empty(x)
+    launch_quant_per_row(x, q, scale)
+    return q, scale
+
+
+def _quant(x, scale, qdtype):
+    q = _q_empty(x, qdtype)
+    launch_quant(x, scale, q)
+    return q
+
+
+def _dequant(q, scale, dtype):
+    x = torch.empty(q.shape, dtype=dtype, device=q.device)
+    launch_dequant(q, scale, x)
+    return x
+
+
+OPS = {
+    "quant_per_row": registry.define(
+        "quant_per_row", "(Tensor x, ScalarType qdtype) -> (Tensor, Tensor)", _quant_per_row,
+        lambda x, qdtype: (_q_empty(x, qdtype), _scale_empty(x))),
+    "quant_per_row_out": registry.define(
+        "quant_per_row_out", "(Tensor(a!) q, Tensor(b!) scale, Tensor x) -> ()",
+        lambda q, scale, x: launch_quant_per_row(x, q, scale), lambda q, scale, x: None, mutates=("q", "scale")),
+    "quant": registry.define(
+        "quant", "(Tensor x, Tensor scale, ScalarType qdtype) -> Tensor", _quant,
+        lambda x, scale, qdtype: _q_empty(x, qdtype)),
+    "quant_out": registry.define(
+        "quant_out", "(Tensor(a!) q, Tensor x, Tensor scale) -> ()",
+        lambda q, x, scale: launch_quant(x, scale, q), lambda q, x, scale: None, mutates=("q",)),
+    "dequant": registry.define(
+        "dequant", "(Tensor q, Tensor scale, ScalarType dtype) -> Tensor", _dequant,
+        lambda q, scale, dtype: torch.empty(q.shape, dtype=dtype, device=q.device)),
+    "dequant_out": registry.define(
+        "dequant_out", "(Tensor(a!) out, Tensor q, Tensor scale) -> ()",
+        lambda out, q, scale: launch_dequant(q, scale, out), lambda out, q, scale: None, mutates=("out",)),
+}

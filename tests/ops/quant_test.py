@@ -1,0 +1,149 @@
+"""hk.ops' quantization against torch's clamp-then-cast: int8 (rounded to nearest even), fp8
+e4m3 and e5m2; per row and per tensor, and back; bf16, fp16 and fp32, ragged and row-padded,
+a row of zeros, saturating values and rounding ties; on the interpreter and the emulator
+(gfx1100, gfx950), bit for bit; fp8 refused on gfx942 (FNUZ); opcheck, what they refuse, and
+the kernels through the gates on every target."""
+
+import pytest
+import torch
+
+import hk
+import hk.ops
+from hk.errors import LaunchError
+from hk.ops import quantize
+from hk.target import facts
+
+QMAX = {torch.int8: 127.0, torch.float8_e4m3fn: 448.0, torch.float8_e5m2: 57344.0}
+QDTYPES = list(QMAX)
+
+
+def to_q(v, qdtype):
+    """torch's clamp-then-cast of values already divided by their scale."""
+    if qdtype == torch.int8:
+        return torch.round(v).clamp(-128, 127).to(torch.int8)
+    return v.clamp(-QMAX[qdtype], QMAX[qdtype]).to(qdtype)
+
+
+def per_row(x, qdtype):
+    amax = x.float().abs().amax(-1, keepdim=True).clamp(min=quantize.TINY)
+    scale = amax / QMAX[qdtype]
+    return to_q(x.float() / scale, qdtype), scale
+
+
+def same_bits(a, b):
+    assert a.dtype == b.dtype and a.shape == b.shape
+    assert torch.equal(a.view(torch.uint8), b.view(torch.uint8)) if a.element_size() == 1 else torch.equal(a, b)
+
+
+def sample(shape, dtype, seed=0, padded=False):
+    g = torch.Generator().manual_seed(seed)
+    cols = shape[-1] + (64 if padded else 0)
+    x = (torch.randn(*shape[:-1], cols, generator=g) * 3)
+    x = x.to(dtype)[..., :shape[-1]]
+    x.view(-1, shape[-1])[1] = 0  # a row of zeros
+    return x
+
+
+@pytest.fixture
+def interp(monkeypatch):
+    monkeypatch.setenv("HK_DEVICE", "interp")
+
+
+@pytest.mark.parametrize("qdtype", QDTYPES)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+@pytest.mark.parametrize("shape", [(37, 200), (2, 3, 100)])
+def test_per_row_per_tensor_and_back(interp, qdtype, dtype, shape):
+    x = sample(shape, dtype)
+    q, scale = torch.ops.hk.quant_per_row(x, qdtype)
+    want_q, want_scale = per_row(x, qdtype)
+    same_bits(q, want_q)
+    same_bits(scale, want_scale)
+    same_bits(torch.ops.hk.dequant(q, scale, dtype), (q.float() * scale).to(dtype))
+    s = torch.tensor([0.02])  # small enough that some values saturate
+    q2 = torch.ops.hk.quant(x, s, qdtype)
+    same_bits(q2, to_q(x.float() / s, qdtype))
+    if qdtype != torch.float8_e5m2:  # int8's and e4m3's ranges are exceeded, and saturate
+        low = -128.0 if qdtype == torch.int8 else -QMAX[qdtype]
+        assert (q2.float().max().item(), q2.float().min().item()) == (QMAX[qdtype], low)
+    same_bits(torch.ops.hk.dequant(q2, s, dtype), (q2.float() * s).to(dtype))
+
+
+def test_int8_rounds_ties_to_even_and_saturates(interp):
+    x = torch.tensor([[0.25, 0.75, -0.25, -0.75, 1.25, 100.0, -100.0, 0.0] * 2])
+    q = torch.ops.hk.quant(x, torch.tensor([0.5]), torch.int8)
+    assert q[0, :8].tolist() == [0, 2, 0, -2, 2, 127, -128, 0]
+
+
+def test_out_variants_and_padded_rows(interp):
+    x = sample((20, 96), torch.bfloat16, padded=True)
+    q, scale = torch.empty(20, 96, dtype=torch.int8), torch.empty(20, 1)
+    torch.ops.hk.quant_per_row_out(q, scale, x)
+    want_q, want_scale = per_row(x, torch.int8)
+    same_bits(q, want_q)
+    same_bits(scale, want_scale)
+    q2 = torch.empty(20, 96, dtype=torch.float8_e4m3fn)
+    torch.ops.hk.quant_out(q2, x, torch.tensor([0.1]))
+    same_bits(q2, to_q(x.float() / 0.1, torch.float8_e4m3fn))
+    out = torch.empty(20, 96, dtype=torch.bfloat16)
+    torch.ops.hk.dequant_out(out, q, scale)
+    same_bits(out, (q.float() * scale).to(torch.bfloat16))
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
+def test_on_the_emulator(monkeypatch, arch):
+    monkeypatch.setenv("HK_DEVICE", "emu")
+    monkeypatch.setenv("HK_ARCH", arch)
+    x = sample((37, 200), torch.bfloat16)
+    for qdtype in QDTYPES:
+        q, scale = torch.ops.hk.quant_per_row(x, qdtype)
+        want_q, want_scale = per_row(x, qdtype)
+        same_bits(q, want_q)
+        same_bits(scale, want_scale)
+        same_bits(torch.ops.hk.dequant(q, scale, torch.bfloat16), (q.float() * scale).to(torch.bfloat16))
+    s = torch.tensor([0.02])
+    same_bits(torch.ops.hk.quant(x, s, torch.float8_e5m2), to_q(x.float() / s, torch.float8_e5m2))
+
+
+def test_fp8_is_refused_on_gfx942_and_int8_runs(monkeypatch):
+    monkeypatch.setenv("HK_DEVICE", "interp")
+    monkeypatch.setenv("HK_ARCH", "gfx942")
+    x = sample((16, 64), torch.bfloat16)
+    with pytest.raises(LaunchError, match="FNUZ"):
+        torch.ops.hk.quant_per_row(x, torch.float8_e4m3fn)
+    same_bits(torch.ops.hk.quant_per_row(x, torch.int8)[0], per_row(x, torch.int8)[0])
+
+
+def test_bad_arguments_are_launch_errors(interp):
+    x = sample((4, 64), torch.bfloat16)
+    with pytest.raises(LaunchError, match="cannot quantize to torch.int16"):
+        torch.ops.hk.quant_per_row(x, torch.int16)
+    with pytest.raises(LaunchError, match="scale is torch.float32 \\(2,\\)"):
+        torch.ops.hk.quant(x, torch.ones(2), torch.int8)
+    with pytest.raises(LaunchError, match="scale is torch.float16"):
+        torch.ops.hk.quant(x, torch.ones(1, dtype=torch.float16), torch.int8)
+    with pytest.raises(LaunchError, match="q is torch.int8 \\(4, 32\\)"):
+        torch.ops.hk.quant_out(torch.empty(4, 32, dtype=torch.int8), x, torch.ones(1))
+    with pytest.raises(LaunchError, match="scale is torch.float32 \\(3, 1\\)"):
+        torch.ops.hk.dequant(torch.zeros(4, 64, dtype=torch.int8), torch.ones(3, 1), torch.bfloat16)
+
+
+def test_opcheck(interp):
+    x = sample((16, 64), torch.bfloat16)
+    q, scale = per_row(x, torch.int8)
+    for args, op in (((x, torch.int8), torch.ops.hk.quant_per_row),
+                     ((x, torch.tensor([0.1]), torch.float8_e4m3fn), torch.ops.hk.quant),
+                     ((q, scale, torch.bfloat16), torch.ops.hk.dequant),
+                     ((torch.empty_like(q), torch.empty_like(scale), x), torch.ops.hk.quant_per_row_out),
+                     ((torch.empty_like(q), x, torch.tensor([0.1])), torch.ops.hk.quant_out),
+                     ((torch.empty_like(x), q, scale), torch.ops.hk.dequant_out)):
+        torch.library.opcheck(op.default, args)
+
+
+@pytest.mark.parametrize("arch", facts.archs())
+def test_the_kernels_pass_the_gates(arch):
+    forms = [(hk.bf16, q) for q in (hk.i8, hk.fp8e4m3, hk.fp8e5m2)] + [(hk.fp32, hk.i8)]
+    for dtype, qdtype in forms:
+        for kernel in (quantize.quant_per_row_kernel(dtype, qdtype), quantize.quant_kernel(dtype, qdtype),
+                       quantize.dequant_kernel(qdtype, dtype, True), quantize.dequant_kernel(qdtype, dtype, False)):
+            built = kernel.build(arch, divisors=1)
+            assert built.meta.spills == 0, built.report()
