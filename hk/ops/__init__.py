@@ -52,12 +52,17 @@ Attention (bf16), also as flash_attention_out(out, ...):
 
     flash_attention(q, k, v, scale, causal=False)   q [B, H, N, D], k, v [B, Hkv, N, D], D 64 or 128
 
+Paged decode attention on vLLM's flash-layout KV cache (bf16), also as _out:
+
+    paged_attention_decode(query, key_cache, value_cache, block_tables, seq_lens, scale)
+                                              query [seqs, heads, D], caches [blocks, block_size, kv_heads, D]
+
 and hk.ops.sdpa, a drop-in for torch.nn.functional.scaled_dot_product_attention that runs
 flash_attention on the calls it covers and torch's SDPA on the others (hk.ops.sdpa_route says
 which and why).
 """
 
-from hk.ops import attention, elementwise, gemm, indexed, norms, quantize, rotary, training
+from hk.ops import attention, elementwise, gemm, indexed, norms, paged, quantize, rotary, training
 from hk.ops import registry
 from hk.ops.sdpa import route as sdpa_route, sdpa
 
@@ -65,7 +70,7 @@ OPS = dict(norms.OPS)
 OPS.update(elementwise.OPS)
 OPS.update(gemm.OPS)
 OPS.update(attention.OPS)
-for _module in (rotary, indexed, training, quantize):
+for _module in (rotary, indexed, training, quantize, paged):
     OPS.update(_module.OPS)
 
 for _name, _op in OPS.items():

@@ -129,11 +129,14 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
           return call("store", {n(o.getDst()), n(cast.getX()), n(o.getCoord())});
         return call("store", {n(o.getDst()), n(o.getValue()), n(o.getCoord())});
       })
+      // The tensor's divisor picks the tile library's path at compile time, as for copies.
       .Case([&](GatherOp o) -> LogicalResult {
-        return into(o.getResult(), "gather_rows", {n(o.getSrc()), n(o.getRowIds()), n(o.getCoord())});
+        std::string fn = "gather_rows<" + std::to_string(o.getSrc().getType().getDivisor()) + ">";
+        return into(o.getResult(), fn, {n(o.getSrc()), n(o.getRowIds()), n(o.getCoord())});
       })
       .Case([&](ScatterOp o) -> LogicalResult {
-        return call("scatter_rows", {n(o.getDst()), n(o.getValue()), n(o.getRowIds()), n(o.getCoord())});
+        std::string fn = "scatter_rows<" + std::to_string(o.getDst().getType().getDivisor()) + ">";
+        return call(fn, {n(o.getDst()), n(o.getValue()), n(o.getRowIds()), n(o.getCoord())});
       })
       .Case([&](LoadScalarOp o) -> LogicalResult {
         return scalarResult(op, "hk::load_scalar(" + n(o.getSrc()) + ", " + indices(o.getIndices()) + ")");

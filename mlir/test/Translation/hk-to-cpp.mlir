@@ -220,3 +220,23 @@ module {
     return
   }
 }
+
+// -----
+
+// Gathers and scatters take the tensor's divisor as copies do: rows of 16-byte multiples move in
+// 16-byte pieces, with no element path compiled beside them.
+// CHECK-LABEL: hk_kernel_indexed
+// CHECK: hk::gather_rows<64>({{t[0-9]+}}, {{v[0-9]+}}, {{t[0-9]+}}, {{c[0-9]+}});
+// CHECK: hk::scatter_rows<1>({{v[0-9]+}}, {{t[0-9]+}}, {{t[0-9]+}}, {{c[0-9]+}});
+module {
+  func.func @indexed(%a: !hk.gl<bf16, div 64>, %i: !hk.gl<i32>, %o: !hk.gl<bf16>) attributes {hk.kernel} {
+    %c0 = arith.constant 0 : index
+    %c = hk.tile_coord %c0, %c0, %c0, %c0
+    %ids = hk.load %i[%c] : !hk.gl<i32> -> !hk.rv<i32, 16, col>
+    hk.wait_vm 0 for %ids : !hk.rv<i32, 16, col>
+    %g = hk.gather %a[%c] rows %ids : !hk.gl<bf16, div 64>, !hk.rv<i32, 16, col> -> !hk.rt<bf16, 16x64, row>
+    hk.wait_vm 0 for %g : !hk.rt<bf16, 16x64, row>
+    hk.scatter %g, %o[%c] rows %ids : !hk.rt<bf16, 16x64, row>, !hk.gl<bf16>, !hk.rv<i32, 16, col>
+    return
+  }
+}

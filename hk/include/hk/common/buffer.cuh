@@ -18,6 +18,11 @@ inline constexpr int buffer_rsrc_word3 = 0x31004000;
 inline constexpr int buffer_rsrc_word3 = 0x00020000;
 #endif
 
+// Rows of a tensor of divisor DIV (hk.types.divisor_of: columns and strides multiples of DIV
+// elements, data aligned to DIV elements) are 16-byte multiples at 16-byte aligned addresses.
+template <int DIV, class T>
+inline constexpr bool rows_of_chunks = DIV * static_cast<int>(sizeof(T)) % 16 == 0;
+
 // A voffset that every buffer load reads as zero (past any range).
 inline constexpr uint32_t buffer_oob = 0x80000000u;
 

@@ -97,5 +97,14 @@ HK_DEV T reduce_across_groups(T x, Op op) {
   return x;
 }
 
+// `x` (a wave-uniform int), as a value the compiler cannot see through: tests of it stay where
+// they are used, on the path that uses them (an edge path's per-element bounds), instead of
+// being kept out of a loop, one scalar lane mask per element, for every path.
+HK_DEV int opaque(int x) {
+  x = __builtin_amdgcn_readfirstlane(x);  // (free where the compiler knows it is uniform)
+  asm volatile("" : "+s"(x));
+  return x;
+}
+
 }  // namespace detail
 }  // namespace hk

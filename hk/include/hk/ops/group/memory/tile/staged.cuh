@@ -31,10 +31,6 @@ namespace hk {
 
 namespace detail {
 
-// Rows of this tensor are 16-byte multiples at 16-byte aligned addresses.
-template <int DIV, class T>
-inline constexpr bool rows_of_chunks = DIV * static_cast<int>(sizeof(T)) % 16 == 0;
-
 // A 16-byte chunk as its elements.
 template <class T, int N>
 struct chunk_elems_t {

@@ -68,7 +68,7 @@ HK_DEV void load(RT& dst, const gl<T>& src, coord idx) {
       unroll<L / PE>([&](auto k) { detail::load_bytes<P>(&dst.data[s][e + PE * k], base + r * sr + c + PE * k); });
     });
   } else {
-    const int rows = touches ? src.rows - row0 : 0, cols = src.cols - col0;
+    const int rows = detail::opaque(touches ? src.rows - row0 : 0), cols = detail::opaque(src.cols - col0);
     detail::for_each_run<RT>([&](auto s, auto e, auto l, int r, int c) {
       unroll<decltype(l)::value>([&](auto i) {
         const bool in = r < rows && c + i < cols;
@@ -95,7 +95,8 @@ HK_DEV void store(const gl<T>& dst, const RT& src, coord idx) {
     // Element by element through a buffer range that ends with the tensor's slice: a store past
     // it, or masked by an out-of-range offset past the column edge, writes nothing. No branch
     // per element, and 32-bit offsets instead of a 64-bit address each.
-    const int rows = touches ? dst.rows - row0 : 0, cols = dst.cols - col0, TB = static_cast<int>(sizeof(T));
+    const int rows = detail::opaque(touches ? dst.rows - row0 : 0), cols = detail::opaque(dst.cols - col0);
+    const int TB = static_cast<int>(sizeof(T));
     const __amdgpu_buffer_rsrc_t rsrc = detail::buffer_rsrc(base, detail::edge_bytes(dst, rows, cols));
     detail::for_each_run<RT>([&](auto s, auto e, auto l, int r, int c) {
       unroll<decltype(l)::value>([&](auto i) {

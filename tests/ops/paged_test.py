@@ -1,0 +1,109 @@
+"""hk.ops.paged_attention_decode against attention computed in torch on each sequence's keys and
+values gathered from vLLM's paged cache by its block table: grouped-query heads (1 to 32 query
+heads per K/V head), head sizes 64 and 128, block sizes 16 and 32, ragged sequence lengths (one
+token, a partial last block, a sequence of none), blocks in any order; on the interpreter and
+the emulator (gfx1100, gfx950); opcheck, what it refuses, and its kernels through the gates on
+every target."""
+
+import pytest
+import torch
+
+import hk
+import hk.ops
+from hk.errors import LaunchError
+from hk.ops import paged
+from hk.target import facts
+
+
+def reference(q, kc, vc, tables, lens, scale):
+    seqs, heads, d = q.shape
+    _, bs, kv_heads, _ = kc.shape
+    out = torch.zeros(seqs, heads, d)
+    for s in range(seqs):
+        n = int(lens[s])
+        if n == 0:
+            continue
+        blocks = tables[s, :(n + bs - 1) // bs].long()
+        k = kc[blocks].reshape(-1, kv_heads, d)[:n].float().repeat_interleave(heads // kv_heads, 1)
+        v = vc[blocks].reshape(-1, kv_heads, d)[:n].float().repeat_interleave(heads // kv_heads, 1)
+        p = torch.softmax(torch.einsum("hd,nhd->hn", q[s].float(), k) * scale, -1)
+        out[s] = torch.einsum("hn,nhd->hd", p, v)
+    return out.to(q.dtype)
+
+
+def case(seqs, heads, kv_heads, d, bs, lens, blocks=24, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(seqs, heads, d, generator=g).to(torch.bfloat16)
+    kc = torch.randn(blocks, bs, kv_heads, d, generator=g).to(torch.bfloat16)
+    vc = torch.randn(blocks, bs, kv_heads, d, generator=g).to(torch.bfloat16)
+    most = max(-(-n // bs) for n in lens) if lens else 1
+    tables = torch.stack([torch.randperm(blocks, generator=g)[:most] for _ in range(seqs)]).to(torch.int32)
+    return q, kc, vc, tables, torch.tensor(lens, dtype=torch.int32)
+
+
+def close(got, want):
+    torch.testing.assert_close(got.float(), want.float(), rtol=1.6e-2, atol=1e-2)
+
+
+@pytest.fixture
+def interp(monkeypatch):
+    monkeypatch.setenv("HK_DEVICE", "interp")
+
+
+@pytest.mark.parametrize("heads, kv_heads, d, bs", [(8, 2, 64, 16), (4, 4, 128, 32), (32, 1, 64, 16), (6, 2, 128, 16)])
+def test_decode_on_the_interpreter(interp, heads, kv_heads, d, bs):
+    q, kc, vc, tables, lens = case(4, heads, kv_heads, d, bs, [37, 1, 0, 3 * bs])
+    scale = d ** -0.5
+    close(torch.ops.hk.paged_attention_decode(q, kc, vc, tables, lens, scale), reference(q, kc, vc, tables, lens, scale))
+    out = torch.full_like(q, 9.0)
+    torch.ops.hk.paged_attention_decode_out(out, q, kc, vc, tables, lens, scale)
+    close(out, reference(q, kc, vc, tables, lens, scale))
+    assert torch.equal(out[2], torch.zeros_like(out[2]))  # no tokens: zeros
+
+
+def test_caches_that_are_views_with_strided_blocks(interp):
+    # One K/V head of two (the slots of a block strided), and K and V as halves of one tensor.
+    q, kc, vc, tables, lens = case(3, 4, 2, 64, 16, [20, 33, 7])
+    close(torch.ops.hk.paged_attention_decode(q, kc[:, :, :1], vc[:, :, :1], tables, lens, 0.1),
+          reference(q, kc[:, :, :1], vc[:, :, :1], tables, lens, 0.1))
+    kv = torch.stack([kc, vc], 1)  # [blocks, 2, block_size, kv_heads, head_size]
+    close(torch.ops.hk.paged_attention_decode(q, kv[:, 0], kv[:, 1], tables, lens, 0.1),
+          reference(q, kc, vc, tables, lens, 0.1))
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
+def test_decode_on_the_emulator(monkeypatch, arch):
+    monkeypatch.setenv("HK_DEVICE", "emu")
+    monkeypatch.setenv("HK_ARCH", arch)
+    for heads, kv_heads, d, bs in ((8, 2, 64, 16), (4, 1, 128, 32)):
+        q, kc, vc, tables, lens = case(3, heads, kv_heads, d, bs, [37, 1, 2 * bs + 5])
+        close(torch.ops.hk.paged_attention_decode(q, kc, vc, tables, lens, 0.1), reference(q, kc, vc, tables, lens, 0.1))
+
+
+def test_bad_arguments_are_launch_errors(interp):
+    q, kc, vc, tables, lens = case(2, 4, 2, 64, 16, [5, 9])
+    with pytest.raises(LaunchError, match="query is torch.float16"):
+        torch.ops.hk.paged_attention_decode(q.half(), kc, vc, tables, lens, 0.1)
+    with pytest.raises(LaunchError, match="block size 8"):
+        torch.ops.hk.paged_attention_decode(q, kc[:, :8].contiguous(), vc[:, :8].contiguous(), tables, lens, 0.1)
+    with pytest.raises(LaunchError, match="3 heads on 2 K/V heads"):
+        torch.ops.hk.paged_attention_decode(q[:, :3].contiguous(), kc, vc, tables, lens, 0.1)
+    with pytest.raises(LaunchError, match="seq_lens is torch.int64"):
+        torch.ops.hk.paged_attention_decode(q, kc, vc, tables, lens.long(), 0.1)
+    with pytest.raises(LaunchError, match="no \\[blocks, block_size, kv_heads \\* head_size\\] view"):
+        columns = kc.transpose(2, 3).contiguous().transpose(2, 3)  # head_size not contiguous
+        torch.ops.hk.paged_attention_decode(q, columns, columns, tables, lens, 0.1)
+
+
+def test_opcheck(interp):
+    q, kc, vc, tables, lens = case(2, 4, 2, 64, 16, [5, 20])
+    torch.library.opcheck(torch.ops.hk.paged_attention_decode.default, (q, kc, vc, tables, lens, 0.125))
+    torch.library.opcheck(torch.ops.hk.paged_attention_decode_out.default,
+                          (torch.empty_like(q), q, kc, vc, tables, lens, 0.125))
+
+
+@pytest.mark.parametrize("arch", facts.archs())
+def test_its_kernels_pass_the_gates(arch):
+    for d, group, bs in ((64, 4, 16), (128, 8, 16), (128, 1, 32)):
+        built = paged.decode_kernel(d, group, bs).build(arch, divisors=64)
+        assert built.meta.spills == 0, built.report()
