@@ -23,6 +23,7 @@ import hk
 import hk.ops
 from common import ensure_runner, timed
 from hk.interp import philox
+from hk.ops import rotary
 
 FLAGS = flags.FLAGS
 
@@ -45,21 +46,6 @@ MODELS = {
 BF16 = torch.bfloat16
 BF16_TOL = (1.6e-2, 1e-2, False)
 EXACT = (0.0, 0.0, False)
-
-
-def rope_reference(positions, x, head, cache, neox):
-    rot, tokens = cache.shape[1], positions.numel()
-    cos, sin = cache[positions.long()].float().chunk(2, -1)
-    h = x.float().reshape(tokens, -1, head)
-    turned, kept = h[..., :rot], h[..., rot:]
-    c, s = cos[:, None], sin[:, None]
-    if neox:
-        x1, x2 = turned.chunk(2, -1)
-        out = torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1)
-    else:
-        x1, x2 = turned[..., 0::2], turned[..., 1::2]
-        out = torch.stack([x1 * c - x2 * s, x2 * c + x1 * s], -1).flatten(-2)
-    return torch.cat([out, kept], -1).reshape(x.shape).to(x.dtype)
 
 
 def cases(m, tokens, device):
@@ -111,8 +97,8 @@ def cases(m, tokens, device):
         return torch.cat([q, k], -1)
 
     def rope_ref(neox):
-        return torch.cat([rope_reference(positions, qkv[:, :q_size], m.head, cache, neox),
-                          rope_reference(positions, qkv[:, q_size:q_size + kv_size], m.head, cache, neox)], -1)
+        return torch.cat([rotary.reference(positions, qkv[:, :q_size], m.head, cache, neox),
+                          rotary.reference(positions, qkv[:, q_size:q_size + kv_size], m.head, cache, neox)], -1)
 
     out += [("rotary_embedding (%s)" % ("neox" if neox else "interleaved"),
              "q %dx%d, k %dx%d" % (tokens, q_size, tokens, kv_size),

@@ -150,6 +150,23 @@ def launch_rotary(positions, query, key, head_size, cos_sin_cache, is_neox):
             kernel(pos, cache, interleave_consts(query.dtype, query.device), x)
 
 
+
+def reference(positions, x, head_size, cos_sin_cache, is_neox):
+    """What rotary_embedding makes of x, computed in torch (fp32, rounded once) as vLLM's
+    forward_native computes it: the oracle of the tests and of examples/validate.py."""
+    rot, tokens = cos_sin_cache.shape[1], positions.numel()
+    cos, sin = cos_sin_cache[positions.reshape(-1).long()].float().chunk(2, -1)
+    h = x.float().reshape(tokens, -1, head_size)
+    turned, kept = h[..., :rot], h[..., rot:]
+    c, s = cos[:, None], sin[:, None]
+    if is_neox:
+        x1, x2 = turned.chunk(2, -1)
+        out = torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1)
+    else:
+        x1, x2 = turned[..., 0::2], turned[..., 1::2]
+        out = torch.stack([x1 * c - x2 * s, x2 * c + x1 * s], -1).flatten(-2)
+    return torch.cat([out, kept], -1).reshape(x.shape).to(x.dtype)
+
 def _rotary(positions, query, key, head_size, cos_sin_cache, is_neox):
     launch_rotary(positions, query, key, head_size, cos_sin_cache, is_neox)
 

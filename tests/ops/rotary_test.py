@@ -18,20 +18,7 @@ from hk.target import facts
 TOL = {torch.bfloat16: 8e-3, torch.float16: 1e-3, torch.float32: 1e-5}
 
 
-def reference(positions, x, head, cache, neox):
-    """x rotated as vLLM's forward_native does it, in fp32, rounded once."""
-    rot, tokens = cache.shape[1], positions.numel()
-    cos, sin = cache[positions.reshape(-1).long()].float().chunk(2, -1)
-    h = x.float().reshape(tokens, -1, head)
-    turned, kept = h[..., :rot], h[..., rot:]
-    c, s = cos[:, None], sin[:, None]
-    if neox:
-        x1, x2 = turned.chunk(2, -1)
-        out = torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1)
-    else:
-        x1, x2 = turned[..., 0::2], turned[..., 1::2]
-        out = torch.stack([x1 * c - x2 * s, x2 * c + x1 * s], -1).flatten(-2)
-    return torch.cat([out, kept], -1).reshape(x.shape).to(x.dtype)
+reference = rotary.reference
 
 
 def case(tokens, heads, kv_heads, head, rot, dtype, cache_dtype=None, seed=0, max_pos=300):

@@ -97,7 +97,7 @@ HK_DEV T reduce_across_groups(T x, Op op) {
   return x;
 }
 
-// `x` (a wave-uniform int), as a value the compiler cannot see through: tests of it stay where
+// `x` (a wave-uniform int: the first lane's value is taken), as a value the compiler cannot see through: tests of it stay where
 // they are used, on the path that uses them (an edge path's per-element bounds), instead of
 // being kept out of a loop, one scalar lane mask per element, for every path.
 HK_DEV int opaque(int x) {

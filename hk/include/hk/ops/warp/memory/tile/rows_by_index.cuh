@@ -86,7 +86,9 @@ struct indexed_range {
     constexpr int TB = static_cast<int>(sizeof(T));
     const T* base = g.slice(idx.b, idx.d);
     const int col0 = idx.c * RT::cols;
-    left = g.cols - col0;  // none (or fewer than none) for a column tile outside the tensor
+    // None for a column tile outside the tensor (before its first column too: the offsets
+    // would reach back into the row before).
+    left = starts_inside<RT::cols>(idx.c, g.cols) ? g.cols - col0 : 0;
     row_bytes = static_cast<int>(g.stride_row) * TB;
     col_bytes = col0 * TB;
     const bool in = g.has_slice(idx.b, idx.d) && g.rows > 0;
@@ -146,7 +148,7 @@ HK_DEV void gather_rows(RT& dst, const gl<T>& src, const V& row_ids, coord idx) 
         unroll<PE>([&](auto i) { dst.data[s][e + PE * k + i] = x.v[i]; });
       });
     } else {
-      const int here = detail::opaque(left);
+      const int here = detail::opaque(range.left) - (range.left - left);  // (opaque: a uniform value)
       unroll<L>([&](auto i) {
         dst.data[s][e + i] = detail::buffer_load_element<T>(
             range.rsrc, detail::offset_unless_negative(flag | (here - 1 - i), off + TB * i));
@@ -183,7 +185,7 @@ HK_DEV void scatter_rows(const gl<T>& dst, const RT& src, const V& row_ids, coor
                                       detail::offset_unless_negative(flag | (left - 1 - PE * k), off + P * k));
       });
     } else {
-      const int here = detail::opaque(left);
+      const int here = detail::opaque(range.left) - (range.left - left);  // (opaque: a uniform value)
       unroll<L>([&](auto i) {
         detail::buffer_store_element<T>(range.rsrc, detail::offset_unless_negative(flag | (here - 1 - i), off + TB * i),
                                         src.data[s][e + i]);
