@@ -415,15 +415,22 @@ class _Register(_Typed):
         with b.loc():
             return wrap(b.d.hk.unary(b.d.hk.UnaryFn.neg, self.v), self.spec)
 
-    def to(self, dtype, layout=None):
-        """This tile (or vector) converted to `dtype` (and `layout`)."""
+    def to(self, dtype, layout=None, *, finite=False):
+        """This tile (or vector) converted to `dtype` (and `layout`), rounding to nearest even.
+
+        finite=True narrows an fp32 tile whose NaNs need not survive (a softmax's exponentials,
+        whose NaNs reach the sum anyway) to bf16 or fp16 without a NaN test where the target
+        has no bf16 conversion instruction: a NaN may then come out as a zero."""
+        if finite and (self.spec.dtype != types.fp32 or dtype not in (types.bf16, types.fp16)):
+            raise TraceError("finite=True narrows fp32 to bf16 or fp16, not %s to %s"
+                             % (self.spec.dtype.name, dtype.name), hint="drop finite=True")
         if isinstance(self.spec, types.RT):
             spec = types.RT(dtype, self.spec.rows, self.spec.cols, layout or self.spec.layout)
         else:
             spec = types.RV(dtype, self.spec.length, self.spec.axis)
         b = _hk()
         with b.loc():
-            return wrap(b.d.hk.cast(b.type(spec.mlir()), self.v), spec)
+            return wrap(b.d.hk.cast(b.type(spec.mlir()), self.v, finite=bool(finite) or None), spec)
 
 
 class Tile(_Register):

@@ -22,7 +22,8 @@ the longer the block, the less that costs per matrix instruction:
     diagonal run a second loop with one (blocks past the last query are skipped).
 
     flash_attention(q, k, v, scale, causal=False)    q [B, H, N, D], k and v [B, Hkv, N, D] with
-                                                     H a multiple of Hkv, D 64 or 128, bf16
+                                                     H a multiple of Hkv, D 64 or 128, bf16,
+                                                     scale > 0
 """
 
 import functools
@@ -37,6 +38,9 @@ LOG2E = 1.4426950408889634
 # with 8 waves.
 KEY_BLOCK = {64: 64, 128: 32}
 WAVES = 8
+# How many of D's columns each LDS read of K covers, by target and head size (16 elsewhere):
+# wider reads let one wait serve several matrix instructions where the registers allow it.
+K_READ = {"gfx1100": {64: 64, 128: 32}, "gfx1201": {64: 64, 128: 64}, "gfx942": {64: 32, 128: 64}}
 
 
 @functools.lru_cache(maxsize=None)
@@ -46,13 +50,16 @@ def attention_kernel(D=64, GROUP=1, KB=None, WAVES=WAVES):
     KB = KB or KEY_BLOCK[D]
     Q = 16 * WAVES  # queries per workgroup
 
+    def k_read():
+        return K_READ.get(hk.arch.target().arch, {}).get(D, 16)
+
     def scores(j, kk, Qs, k_lds, buf, qk_scale, n, q0, masked, causal):
-        # Sᵀ for keys j*KB + 16*kk ..: 16 keys x 16 queries, scaled to base 2.
+        # Sᵀ for keys j*KB + 16*kk ..: 16 keys x 16 queries (unscaled).
+        KT = k_read()
         s = hk.zeros(hk.RT(hk.fp32, 16, 16))
-        for kd in range(D // 16):
-            kt = k_lds[buf].subtile(16, 16, kk, kd).load(hk.RT(hk.bf16, 16, 16))
+        for kd in range(D // KT):
+            kt = k_lds[buf].subtile(16, KT, kk, kd).load(hk.RT(hk.bf16, 16, KT))
             s = hk.mma_ABt(kt, Qs[kd], s)
-        s = s * qk_scale
         if masked:
             key = hk.iota(s.spec, "row") + (j * KB + kk * 16)
             # Keys up to the tensor's end and, for CAUSAL, up to each query: one compare each.
@@ -81,16 +88,15 @@ def attention_kernel(D=64, GROUP=1, KB=None, WAVES=WAVES):
         k_next = hk.lds.issue(k_lds, k, hk.tile_coord(kvh, 0, j + 1, 0))
         v_next = hk.lds.issue(v_lds, v, hk.tile_coord(kvh, 0, j + 1, 0), transpose=not v_as_stored())
         ST = [scores(j, kk, Qs, k_lds, buf, qk_scale, n, q0, masked, causal) for kk in range(KB // 16)]
-        m_new = m
-        for s in ST:
-            m_new = hk.maximum(m_new, hk.col_max(s))
+        # The maximum is taken of the raw scores and scaled once (the scale is positive): the
+        # scaling then folds into each exponent's argument, one fma per score.
+        m_new = hk.maximum(m, hk.col_max(functools.reduce(hk.maximum, ST)) * qk_scale)
         # ftz: terms below 2^-126 are 0 (they vanish in the sum anyway), one instruction each.
         alpha = hk.math.exp2(m - m_new, ftz=True)
-        P = [hk.math.exp2(hk.sub_col(s, m_new), ftz=True) for s in ST]
-        l = l * alpha
-        for p in P:
-            l = l + hk.col_sum(p)
-        P = [p.to(hk.bf16, "col") for p in P]
+        P = [hk.math.exp2(hk.sub_col(s * qk_scale, m_new), ftz=True) for s in ST]
+        l = l * alpha + hk.col_sum(functools.reduce(lambda a, b: a + b, P))
+        # A NaN among P's terms is in l too (the output is NaN either way): no NaN test.
+        P = [p.to(hk.bf16, "col", finite=True) for p in P]
         OT = [accumulate(hk.mul_col(o, alpha), i, P, v_lds, buf) for i, o in enumerate(OT)]
         hk.lds.commit(k_lds, 1 - buf, k_next)
         hk.lds.commit(v_lds, 1 - buf, v_next)
@@ -109,7 +115,7 @@ def attention_kernel(D=64, GROUP=1, KB=None, WAVES=WAVES):
         k_lds = hk.lds.alloc(hk.ST(hk.bf16, KB, D, 2))
         v_lds = hk.lds.alloc(hk.ST(hk.bf16, KB, D, 2) if v_as_stored() else hk.ST(hk.bf16, D, KB, 2))
         qrow = qi * WAVES + w
-        Qs = [q[bh, 0, qrow, kd].load(hk.RT(hk.bf16, 16, 16)) for kd in range(D // 16)]
+        Qs = [q[bh, 0, qrow, kd].load(hk.RT(hk.bf16, 16, k_read())) for kd in range(D // k_read())]
         OT = [hk.zeros(hk.RT(hk.fp32, 16, 16)) for _ in range(D // 16)]
         m = hk.neg_infty(hk.RV(hk.fp32, 16, "row"))
         l = hk.zeros(hk.RV(hk.fp32, 16, "row"))
@@ -156,6 +162,10 @@ def launch_attention(q, k, v, scale, causal, out):
                                    % (d, " and ".join(map(str, sorted(KEY_BLOCK)))),
                                    hint="use torch.nn.functional.scaled_dot_product_attention (hk.ops.sdpa "
                                         "falls back to it)")
+    if not scale > 0:
+        # The running maximum is taken of the raw scores and scaled once, which needs scale > 0.
+        raise registry.LaunchError("hk.ops.flash_attention: scale %r; the kernel takes a positive scale" % (scale,),
+                                   hint="hk.ops.sdpa falls back to torch's SDPA for other scales")
     if causal and nk != n:
         raise registry.LaunchError("hk.ops.flash_attention: causal with %d queries and %d keys; the causal "
                                    "mask here aligns query i with key i" % (n, nk))

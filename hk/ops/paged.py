@@ -67,7 +67,7 @@ def decode_kernel(D, GROUP, BS):
         alpha = hk.math.exp2(m - m_new, ftz=True)
         p = hk.math.exp2(hk.sub_col(s, m_new), ftz=True)
         l = l * alpha + hk.col_sum(p)
-        pb = p.to(bf16, "col")
+        pb = p.to(bf16, "col", finite=True)  # a NaN term is in l too: no NaN test
         new_OT = []
         for i, o in enumerate(OT):  # rows 16i.. of Oᵀ += Vᵀ P
             if v_as_stored():

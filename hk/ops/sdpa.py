@@ -14,8 +14,10 @@ import torch.nn.functional as F
 from hk.ops import attention
 
 
-def route(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, enable_gqa=False):
+def route(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
     """None when hk's kernel serves the call, else why torch's SDPA does."""
+    if scale is not None and not scale > 0:
+        return "scale %r (the kernel takes a positive scale)" % (scale,)
     if attn_mask is not None:
         return "an explicit attn_mask"
     if dropout_p:
@@ -38,7 +40,7 @@ def route(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, ena
 
 def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False):
     """torch.nn.functional.scaled_dot_product_attention, through hk where route() allows."""
-    if route(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa) is not None:
+    if route(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa) is not None:
         return F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
                                               is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
     scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else scale

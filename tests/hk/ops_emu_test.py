@@ -71,6 +71,20 @@ def conversions(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], ob: hk.Tensor[hk.b
 
 
 @hk.kernel(grid=(1,))
+def finite_conversions(x: hk.Tensor[hk.fp32], a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16],
+                       ob: hk.Tensor[hk.bf16]):
+    # finite=True through each path of the conversion: in place, across lanes, and an
+    # accumulator into a matrix operand's layout (gfx11's P of attention).
+    t = x[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 16))
+    p = t.to(hk.bf16, finite=True)
+    ob[0, 0, 0, 0] = p + p  # not only stored: a store would convert for itself
+    ob[1, 0, 0, 0] = t.to(hk.bf16, "col", finite=True)
+    acc = hk.mma_ABt(a[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 16)), b[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 16)),
+                     hk.zeros(hk.RT(hk.fp32, 16, 16)))
+    ob[2, 0, 0, 0] = acc.to(hk.bf16, "col", finite=True)
+
+
+@hk.kernel(grid=(1,))
 def mmas(a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16], o: hk.Tensor[hk.fp32]):
     # a is 32 x 32 and b is 32 x 32; each form reads them as its operands want.
     acc = hk.zeros(hk.RT(hk.fp32, 32, 32))
@@ -246,6 +260,32 @@ def test_conversions_and_transpose(monkeypatch, arch):
         assert torch.equal(got[2][0], x.to(torch.bfloat16))  # round to nearest even, exactly
         assert torch.equal(got[2][1], x.to(torch.bfloat16) + x.to(torch.bfloat16))
         assert torch.equal(got[1], x.t())
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_finite_conversions_round_to_nearest_even(monkeypatch, arch):
+    x = torch.randn(16, 16) * 100
+    bits = x.view(torch.int32)
+    bits[::2] = (bits[::2] & ~0xFFFF) | 0x8000  # exact ties, half of them on an odd bf16
+    # Integers: the product is exact in fp32, and its halves (odd ones above 256) round.
+    a = torch.randint(-40, 40, (16, 16)).to(torch.bfloat16)
+    b = torch.randint(-40, 40, (16, 16)).to(torch.bfloat16)
+    acc = a.float() @ b.float().t()
+    interp, emu = both(monkeypatch, arch, finite_conversions,
+                       lambda: (x.clone(), a, b, torch.zeros(3, 16, 16, dtype=torch.bfloat16)))
+    for got in (interp, emu):
+        assert torch.equal(got[3][0], x.to(torch.bfloat16) * 2)
+        assert torch.equal(got[3][1], x.to(torch.bfloat16))
+        assert torch.equal(got[3][2], acc.to(torch.bfloat16))
+
+
+def test_finite_is_a_narrowing_of_fp32():
+    @hk.kernel(grid=(1,))
+    def widening(x: hk.Tensor[hk.bf16], o: hk.Tensor[hk.fp32]):
+        o[0, 0, 0, 0] = x[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 16)).to(hk.fp32, finite=True)
+
+    with pytest.raises(hk.errors.TraceError, match="finite=True narrows fp32 to bf16 or fp16, not bf16 to fp32"):
+        widening.trace("gfx1100")
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -57,11 +57,25 @@ def test_a_transposed_q_is_read_through_a_copy(interp):
 
 
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
-def test_flash_attention_on_the_emulator(monkeypatch, arch):
+@pytest.mark.parametrize("d, h, hkv, n, causal", [(128, 2, 1, 70, True), (64, 2, 2, 90, False)])
+def test_flash_attention_on_the_emulator(monkeypatch, arch, d, h, hkv, n, causal):
     monkeypatch.setenv("HK_DEVICE", "emu")
     monkeypatch.setenv("HK_ARCH", arch)
-    q, k, v = qkv(1, 2, 1, 70, 128)
-    close(torch.ops.hk.flash_attention(q, k, v, 0.09, True), reference(q, k, v, 0.09, True))
+    q, k, v = qkv(1, h, hkv, n, d)
+    close(torch.ops.hk.flash_attention(q, k, v, 0.09, causal), reference(q, k, v, 0.09, causal))
+
+
+def test_a_nan_reaches_the_rows_it_touches(monkeypatch):
+    # P's conversion skips its NaN test (hk.cast finite); the NaN still reaches the sum.
+    monkeypatch.setenv("HK_DEVICE", "emu")
+    monkeypatch.setenv("HK_ARCH", "gfx1100")
+    q, k, v = qkv(1, 1, 1, 40, 64)
+    q[0, 0, 7, 3] = float("nan")
+    got = torch.ops.hk.flash_attention(q, k, v, 0.125, False)
+    rows = got[0, 0].isnan().all(dim=1)
+    assert rows[7] and rows.sum() == 1, rows
+    k[0, 0, 30, 0] = float("nan")
+    assert torch.ops.hk.flash_attention(q, k, v, 0.125, False).isnan().all()
 
 
 def test_what_it_refuses(interp):
@@ -74,6 +88,9 @@ def test_what_it_refuses(interp):
         torch.ops.hk.flash_attention(q, k[:, :, :8], v[:, :, :8], 0.1, True)
     with pytest.raises(LaunchError, match="multiple of the K/V heads"):
         torch.ops.hk.flash_attention(*qkv(1, 3, 2, 16, 64), 0.1, False)
+    for scale in (0.0, -0.1, float("nan")):
+        with pytest.raises(LaunchError, match="takes a positive scale"):
+            torch.ops.hk.flash_attention(q, k, v, scale, False)
 
 
 @pytest.mark.parametrize("name", ["flash_attention", "flash_attention_out"])
@@ -117,7 +134,9 @@ def test_sdpa_runs_hk_where_it_can_and_torch_elsewhere(interp):
              ((q2, k2, v2), dict(dropout_p=0.0, is_causal=False), None),
              ((q2.half(), k2.half(), v2.half()), {}, "dtype"),
              (q80, {}, "head size 80"),
-             ((q2, k2[:, :, :40], v2[:, :, :40]), dict(is_causal=True), "causal mask")]
+             ((q2, k2[:, :, :40], v2[:, :, :40]), dict(is_causal=True), "causal mask"),
+             ((q2, k2, v2), dict(scale=-0.3), "positive scale"),
+             ((q2, k2, v2), dict(scale=0.0), "positive scale")]
     for args, kwargs, why in cases:
         reason = hk.ops.sdpa_route(*args, **kwargs)
         if why is None:

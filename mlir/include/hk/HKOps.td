@@ -632,14 +632,18 @@ def HK_CastOp : HK_Op<"cast", [Pure]> {
   let summary = "convert a register tile or vector to another element type and/or layout";
   let description = [{
     Rounds to nearest even when narrowing floats; converts layouts with cross-lane moves.
+    `finite` narrows an f32 tile whose NaNs need not survive (e.g. the exponentials of a
+    softmax, whose NaNs reach the sum anyway): on targets that round bf16 in integer arithmetic
+    it skips the NaN test, and a NaN may come out as a NaN or a zero.
 
     ```mlir
     %b = hk.cast %t : !hk.rt<f32, 16x64, row> -> !hk.rt<bf16, 16x64, row>
+    %p = hk.cast %e finite : !hk.rt<f32, 16x16, row> -> !hk.rt<bf16, 16x16, col>
     ```
   }];
-  let arguments = (ins HK_AnyRegister:$x);
+  let arguments = (ins HK_AnyRegister:$x, UnitAttr:$finite);
   let results = (outs HK_AnyRegister:$result);
-  let assemblyFormat = "$x attr-dict `:` qualified(type($x)) `->` qualified(type($result))";
+  let assemblyFormat = "$x (`finite` $finite^)? attr-dict `:` qualified(type($x)) `->` qualified(type($result))";
   let hasVerifier = 1;
 }
 

@@ -435,6 +435,9 @@ LogicalResult CastOp::verify() {
   if (from.isVector && cast<RegisterVectorType>(getX().getType()).getAxis() !=
                            cast<RegisterVectorType>(getType()).getAxis())
     return emitOpError() << "cannot change a vector's axis by a cast";
+  if (getFinite() && (!from.element.isF32() || !isa<BFloat16Type, Float16Type>(to.element)))
+    return emitOpError() << "finite narrows f32 to bf16 or f16, not " << from.element << " to "
+                         << to.element;
   return success();
 }
 

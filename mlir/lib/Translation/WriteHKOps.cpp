@@ -295,7 +295,7 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
       .Case([&](CastOp o) -> LogicalResult {
         if (storedConversion(o.getResult()))
           return success(); // written by its store
-        return into(o.getResult(), "copy", {n(o.getX())});
+        return into(o.getResult(), o.getFinite() ? "copy_finite" : "copy", {n(o.getX())});
       })
       .Case([&](TransposeOp o) -> LogicalResult { return into(o.getResult(), "transpose", {n(o.getX())}); })
       .Case([&](RandOp o) -> LogicalResult {

@@ -474,6 +474,14 @@ func.func @f(%v: !hk.rv<f32, 16, col>) {
 
 // -----
 
+func.func @f(%t: !hk.rt<bf16, 16x64, row>) {
+  // expected-error @+1 {{'hk.cast' op finite narrows f32 to bf16 or f16, not 'bf16' to 'f32'}}
+  %r = hk.cast %t finite : !hk.rt<bf16, 16x64, row> -> !hk.rt<f32, 16x64, row>
+  return
+}
+
+// -----
+
 func.func @f(%t: !hk.rt<f32, 16x64, row>) {
   // expected-error @+1 {{'hk.transpose' op expected a result of shape 64x16 but got 16x64}}
   %r = hk.transpose %t : !hk.rt<f32, 16x64, row> -> !hk.rt<f32, 16x64, row>

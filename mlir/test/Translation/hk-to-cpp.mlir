@@ -240,3 +240,23 @@ module {
     return
   }
 }
+
+// -----
+
+// A finite narrowing is its own copy (no NaN test where bf16 rounds in integer arithmetic).
+// CHECK-LABEL: hk_kernel_finite
+// CHECK: hk::copy_finite([[P:t[0-9]+]], {{t[0-9]+}});
+// CHECK: hk::copy({{t[0-9]+}}, {{t[0-9]+}});
+module {
+  func.func @finite(%a: !hk.gl<f32>, %o: !hk.gl<bf16>) attributes {hk.kernel} {
+    %c0 = arith.constant 0 : index
+    %c = hk.tile_coord %c0, %c0, %c0, %c0
+    %t = hk.load %a[%c] : !hk.gl<f32> -> !hk.rt<f32, 16x16, row>
+    hk.wait_vm 0 for %t : !hk.rt<f32, 16x16, row>
+    %p = hk.cast %t finite : !hk.rt<f32, 16x16, row> -> !hk.rt<bf16, 16x16, col>
+    %q = hk.cast %t : !hk.rt<f32, 16x16, row> -> !hk.rt<bf16, 16x16, col>
+    %s = hk.binary add %p, %q : !hk.rt<bf16, 16x16, col>, !hk.rt<bf16, 16x16, col>
+    hk.store %s, %o[%c] : !hk.rt<bf16, 16x16, col>, !hk.gl<bf16>
+    return
+  }
+}

@@ -182,21 +182,37 @@ inline constexpr bool narrow_first = is_16bit<U> && __is_same(T, float);
 // residue, a NaN as the quiet NaN 0x7FC0 (what torch gives). Targets without a conversion
 // instruction (all but gfx950) round in integer arithmetic: where a converted element moves
 // between lanes, this costs one instruction less than the compiler's own conversion (which
-// keeps NaN payloads) and lets v_perm_b32 pack two of them.
+// keeps NaN payloads) and lets v_perm_b32 pack two of them. FINITE (hk::copy_finite) skips the
+// NaN test, two instructions of four: a NaN then rounds as its bits do (a quiet NaN stays one
+// unless its top eight fraction bits are all set, which carry into a zero).
+template <bool FINITE = false>
 HK_DEV uint32_t bf16_in_high_half(float x) {
   const uint32_t b = bit_cast<uint32_t>(x);
-  return x != x ? 0x7FC00000u : b + 0x7FFFu + ((b >> 16) & 1u);
+  const uint32_t rounded = b + 0x7FFFu + ((b >> 16) & 1u);
+  if constexpr (FINITE) return rounded;
+  else return x != x ? 0x7FC00000u : rounded;
 }
 // Two floats as packed bf16, a in the low half: one v_perm_b32 packs the two rounded words.
+template <bool FINITE = false>
 HK_DEV uint32_t pack_bf16(float a, float b) {
-  return __builtin_amdgcn_perm(bf16_in_high_half(b), bf16_in_high_half(a), 0x07060302u);
+  return __builtin_amdgcn_perm(bf16_in_high_half<FINITE>(b), bf16_in_high_half<FINITE>(a), 0x07060302u);
 }
 #endif
 
-template <class U, class T>
+// x as the element U (what convert<U> gives; FINITE as above).
+template <class U, bool FINITE, class T>
+HK_DEV U narrow(T x) {
+#if !defined(HK_CDNA4)
+  if constexpr (FINITE && __is_same(U, bf16) && __is_same(T, float))
+    return bit_cast<bf16>(static_cast<uint16_t>(bf16_in_high_half<true>(x) >> 16));
+#endif
+  return convert<U>(x);
+}
+
+template <class U, bool FINITE, class T>
 HK_DEV uint32_t move_word(T x) {
 #if !defined(HK_CDNA4)
-  if constexpr (narrow_first<U, T> && __is_same(U, bf16)) return bf16_in_high_half(x) >> 16;
+  if constexpr (narrow_first<U, T> && __is_same(U, bf16)) return bf16_in_high_half<FINITE>(x) >> 16;
 #endif
   if constexpr (narrow_first<U, T>) return bit_cast<uint16_t>(convert<U>(x));
   else return to_word<compute_t<U>>(x);
@@ -221,7 +237,7 @@ inline constexpr bool acc_to_operand = __is_same(typename A::pattern, arch::acc_
                                        A::rows_major == D::rows_major && is_16bit<typename D::dtype> &&
                                        __is_same(typename A::dtype, float);
 
-template <class D, class A>
+template <bool FINITE, class D, class A>
 HK_DEV void acc_to_operand_strips(D& d, const A& a) {
   using U = typename D::dtype;
   const bool g1 = (laneid() >> 4) != 0;
@@ -232,7 +248,7 @@ HK_DEV void acc_to_operand_strips(D& d, const A& a) {
       unroll<4>([&](auto u) {
         constexpr int e = 8 * decltype(b)::value + 2 * decltype(u)::value;  // own minors 16b + 4u + {0, 2} + g
         uint32_t own;
-        if constexpr (__is_same(U, bf16)) own = pack_bf16(a.data[s][e], a.data[s][e + 1]);
+        if constexpr (__is_same(U, bf16)) own = pack_bf16<FINITE>(a.data[s][e], a.data[s][e + 1]);
         else own = static_cast<uint32_t>(bit_cast<uint16_t>(convert<U>(a.data[s][e]))) |
                    (static_cast<uint32_t>(bit_cast<uint16_t>(convert<U>(a.data[s][e + 1]))) << 16);
         const uint32_t twin = shfl_xor<16>(own);
@@ -250,11 +266,11 @@ HK_DEV void acc_to_operand_strips(D& d, const A& a) {
 }
 #endif
 
-template <class D, class A>
+template <bool FINITE, class D, class A>
 HK_DEV void relayout(D& d, const A& a) {
 #if defined(HK_RDNA3)
   if constexpr (acc_to_operand<D, A>) {
-    acc_to_operand_strips(d, a);
+    acc_to_operand_strips<FINITE>(d, a);
     return;
   }
 #endif
@@ -262,7 +278,7 @@ HK_DEV void relayout(D& d, const A& a) {
   using T = typename A::dtype;
   const int lane = laneid(), la = lane & 15, g = lane >> 4;
   uint32_t src[A::strips][A::slots];
-  unroll<A::strips>([&](auto s) { unroll<A::slots>([&](auto e) { src[s][e] = move_word<U>(a.data[s][e]); }); });
+  unroll<A::strips>([&](auto s) { unroll<A::slots>([&](auto e) { src[s][e] = move_word<U, FINITE>(a.data[s][e]); }); });
   uint32_t dst[D::strips][D::slots];
   if constexpr (A::rows_major == D::rows_major) {
     unroll<A::strips>([&](auto s) {
@@ -329,14 +345,14 @@ HK_DEV void relayout_vec(D& d, const A& a) {
 }  // namespace detail
 
 // dst = src with dst's element type and layout (see the top of this file).
-template <class D, class A>
+template <bool FINITE = false, class D, class A>
 HK_DEV void copy(D& d, const A& a) {
   if constexpr (is_rt<D>) {
     static_assert(is_rt<A> && D::rows == A::rows && D::cols == A::cols, "hk::copy: tiles must have the same shape");
     if constexpr (same_slots<D, A>) {
-      unroll<D::strips>([&](auto s) { unroll<D::slots>([&](auto e) { d.data[s][e] = convert<typename D::dtype>(a.data[s][e]); }); });
+      unroll<D::strips>([&](auto s) { unroll<D::slots>([&](auto e) { d.data[s][e] = detail::narrow<typename D::dtype, FINITE>(a.data[s][e]); }); });
     } else {
-      detail::relayout(d, a);
+      detail::relayout<FINITE>(d, a);
     }
   } else {
     static_assert(is_rv<D> && is_rv<A> && D::length == A::length, "hk::copy: vectors must have the same length");
@@ -347,6 +363,11 @@ HK_DEV void copy(D& d, const A& a) {
     }
   }
 }
+
+// copy for a source that holds no NaN (or whose NaNs need not survive): narrowing f32 to bf16
+// skips the NaN test where bf16 rounds in integer arithmetic (the IR's hk.cast finite).
+template <class D, class A>
+HK_DEV void copy_finite(D& d, const A& a) { copy<true>(d, a); }
 
 // d = a^T, d is CxR for an RxC a (any layouts and element types).
 template <class D, class A>
