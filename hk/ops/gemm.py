@@ -16,7 +16,8 @@ accumulated in fp32 and written in C's dtype, optionally plus a bias per column.
 
 Every wait is derived. The tensors' divisors (what a call knows of their alignment) pick the
 loads: 16-byte rows move in one 128-bit load per chunk, and when K is a multiple of BK no column
-is ever tested.
+is ever tested; narrower rows move in pieces of the divisor, and linear then runs BN = 64
+(PIECES).
 
     linear(x, weight, bias=None)    x @ weightᵀ (+ bias): x [..., K], weight [N, K] (rows may be
                                     padded, as vLLM pads gfx11 weights to K + 64), bf16 or fp16
@@ -28,10 +29,21 @@ import torch
 
 import hk
 from hk.ops import registry
+from hk.types import divisor_of
 
 # A·B's schedule by target (the defaults elsewhere): gfx950's 160 KiB of LDS hold K 64 at a time
 # for 256 x 128 tiles, and four steps per iteration halve the loop's own instructions.
 AB_SCHEDULE = {"gfx950": {"BK": 64, "UNROLL": 4}}
+# The schedule for operands whose rows are not 16-byte multiples (K not a multiple of 8): the
+# copies read them in pieces, whose offsets and column tests take the registers of half of C's
+# tile.
+PIECES = {"BN": 64}
+
+
+def in_pieces(*tensors):
+    """Whether a copy reads some of these tensors' rows in pieces (hk.types.divisor_of)."""
+    return any(divisor_of(t.shape, t.stride(), t.data_ptr(), t.element_size()) * t.element_size() % 16
+               for t in tensors)
 
 
 def widest_k(dtype):
@@ -49,7 +61,8 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False, waves=N
     (128 x 128): B's tile is shared by twice the waves, so each writes half as many of B's
     elements per MMA, and holds half the staging registers. With `with_bias` the kernel takes a
     bias after B (one value per column of C, in `dtype`), added in fp32 before C is written.
-    KSTEP 0 is the widest K of the target's matrix instruction for `dtype`."""
+    KSTEP 0 is the widest K of the target's matrix instruction for `dtype`. Operands whose rows
+    are not 16-byte multiples fit every target's registers with the constants PIECES."""
     if form not in ("ABt", "AB"):
         raise ValueError("form is 'ABt' or 'AB', not %r" % (form,))
     name = "gemm" if (dtype, out, form, with_bias) == (hk.bf16, hk.fp32, "ABt", False) else "gemm_%s_%s_%s%s" % (
@@ -149,10 +162,11 @@ def launch_linear(x, weight, bias, out):
     b = registry.rows(op, "weight", weight, k)
     c = registry.rows(op, "out", out, n, writable=True)
     kernel = gemm_kernel(dtype, dtype, "ABt", bias is not None)
+    schedule = PIECES if in_pieces(a, b) else {}
     if bias is not None:
-        kernel(a, b, bias.contiguous(), c)
+        kernel(a, b, bias.contiguous(), c, **schedule)
     else:
-        kernel(a, b, c)
+        kernel(a, b, c, **schedule)
 
 
 def _linear(x, weight, bias=None):

@@ -107,10 +107,12 @@ def expected_copy(a, cols):
 
 
 @pytest.mark.parametrize("device", ["interp"] + ["emu:" + a for a in ARCHS])
-@pytest.mark.parametrize("rows,cols,width", [(128, 64, 64), (100, 64, 64), (64, 40, 64), (64, 33, 64)])
+@pytest.mark.parametrize("rows,cols,width", [(128, 64, 64), (100, 64, 64), (64, 40, 64), (64, 33, 64),
+                                             (70, 34, 64), (64, 44, 64)])
 def test_staged_copy_matches_the_tensor_with_zeros_past_its_edges(monkeypatch, device, rows, cols, width):
     # Whole tiles (divisor 64), ragged rows, ragged columns of 16-byte rows (divisor 8) and
-    # rows that are not 16-byte multiples (divisor 1): each path of the copy.
+    # rows that are not 16-byte multiples (divisors 1, 2 and 4: pieces of 2, 4 and 8 bytes):
+    # each path of the copy.
     use_device(monkeypatch, device)
     a = torch.randn(rows, cols).to(torch.bfloat16)
     o = torch.full((rows, width), 7.0, dtype=torch.bfloat16)

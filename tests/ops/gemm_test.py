@@ -60,11 +60,13 @@ def test_batched_x_and_empty_k(interp):
 
 
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
-def test_linear_on_the_emulator(monkeypatch, arch):
+@pytest.mark.parametrize("m, n, k, padded", [(20, 136, 96, True), (9, 70, 45, False), (33, 40, 42, False)])
+def test_linear_on_the_emulator(monkeypatch, arch, m, n, k, padded):
+    # K = 45 and 42: rows that are not 16-byte multiples, read in pieces of one and two elements.
     monkeypatch.setenv("HK_DEVICE", "emu")
     monkeypatch.setenv("HK_ARCH", arch)
-    x, w, bias = operands(20, 136, 96, torch.bfloat16, padded=True)
-    close(torch.ops.hk.linear(x, w, bias), reference(x, w, bias), 96)
+    x, w, bias = operands(m, n, k, torch.bfloat16, padded=padded)
+    close(torch.ops.hk.linear(x, w, bias), reference(x, w, bias), k)
 
 
 def test_bad_arguments_are_launch_errors(interp):
@@ -100,3 +102,14 @@ def test_the_bias_kernels_pass_the_gates(arch):
     for dtype in (hk.bf16, hk.fp16):
         built = gemm.gemm_kernel(dtype, dtype, "ABt", True).build(arch, divisors=64)
         assert built.meta.spills == 0, built.report()
+    # Rows in pieces (any K): what linear runs for them.
+    for div in (1, 2, 4):
+        built = gemm.gemm_kernel(hk.bf16, hk.bf16, "ABt", True).build(arch, divisors=div, **gemm.PIECES)
+        assert built.meta.spills == 0, built.report()
+
+
+def test_rows_in_pieces_are_told_apart():
+    x = torch.zeros(4, 64, dtype=torch.bfloat16)
+    assert not gemm.in_pieces(x, x[:, :32])
+    assert gemm.in_pieces(x, x[:, :36])        # 72-byte rows
+    assert gemm.in_pieces(x[:, 1:9])           # 16-byte rows starting 2 bytes in

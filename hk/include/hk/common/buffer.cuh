@@ -6,7 +6,7 @@
 // voffset, where an out-of-range lane reads zero at no cost.
 #pragma once
 
-#include "util.cuh"
+#include "words.cuh"
 
 namespace hk::detail {
 
@@ -33,6 +33,13 @@ HK_DEV uint32_t offset_or_oob(bool in, int offset) {
   return static_cast<uint32_t>(offset) | (static_cast<uint32_t>(!in) << 31);
 }
 
+// `offset` where `flag` >= 0, else out of range: the flag's sign bit, in arithmetic. (A
+// compare would make a lane mask per element, which the compiler keeps out of loops: scalar
+// registers for every column of the tile.)
+HK_DEV uint32_t offset_unless_negative(int flag, uint32_t offset) {
+  return offset | (static_cast<uint32_t>(flag) & 0x80000000u);
+}
+
 typedef uint32_t u32x4_buf __attribute__((ext_vector_type(4)));
 
 // A resource over `bytes` bytes from `base` (clamped to the 32-bit range the hardware checks).
@@ -47,6 +54,28 @@ HK_DEV __amdgpu_buffer_rsrc_t buffer_rsrc(const void* base, int bytes) {
 
 HK_DEV u32x4_buf buffer_load16(__amdgpu_buffer_rsrc_t r, uint32_t voffset, int soffset) {
   return __builtin_amdgcn_raw_buffer_load_b128(r, static_cast<int>(voffset), soffset, 0);
+}
+
+// A P-byte piece at voffset (+ soffset, which is not range checked): zeros where voffset is out
+// of range.
+template <int P>
+HK_DEV typename bytes_t<P>::type buffer_load_piece(__amdgpu_buffer_rsrc_t r, uint32_t voffset, int soffset = 0) {
+  const int v = static_cast<int>(voffset);
+  if constexpr (P == 16) return __builtin_amdgcn_raw_buffer_load_b128(r, v, soffset, 0);
+  else if constexpr (P == 8) return __builtin_amdgcn_raw_buffer_load_b64(r, v, soffset, 0);
+  else if constexpr (P == 4) return __builtin_amdgcn_raw_buffer_load_b32(r, v, soffset, 0);
+  else if constexpr (P == 2) return __builtin_amdgcn_raw_buffer_load_b16(r, v, soffset, 0);
+  else return __builtin_amdgcn_raw_buffer_load_b8(r, v, soffset, 0);
+}
+// Stores a P-byte piece at voffset; an out-of-range voffset stores nothing.
+template <int P>
+HK_DEV void buffer_store_piece(typename bytes_t<P>::type x, __amdgpu_buffer_rsrc_t r, uint32_t voffset) {
+  const int v = static_cast<int>(voffset);
+  if constexpr (P == 16) __builtin_amdgcn_raw_buffer_store_b128(x, r, v, 0, 0);
+  else if constexpr (P == 8) __builtin_amdgcn_raw_buffer_store_b64(x, r, v, 0, 0);
+  else if constexpr (P == 4) __builtin_amdgcn_raw_buffer_store_b32(x, r, v, 0, 0);
+  else if constexpr (P == 2) __builtin_amdgcn_raw_buffer_store_b16(x, r, v, 0, 0);
+  else __builtin_amdgcn_raw_buffer_store_b8(x, r, v, 0, 0);
 }
 
 // One element of T (1, 2 or 4 bytes) at voffset.

@@ -17,14 +17,13 @@
 // nothing is known). Rows of 16-byte multiples (DIV * sizeof(T) >= 16) move in one
 // buffer_load_b128 per chunk: when DIV is also a multiple of the tile's columns, a tile is
 // wholly inside the columns or wholly past them (one scalar test empties the range); otherwise
-// chunks past the column edge are given an out-of-range offset. Narrower rows are read element
-// by element, waiting for each chunk. Every path issues at least `vm_insts` loads per wave,
-// which is what the waits count.
+// chunks past the column edge are given an out-of-range offset. Narrower rows are read in
+// pieces of DIV elements, a column test each. Every path issues at least `vm_insts` loads per
+// wave, which is what the waits count.
 #pragma once
 
 #include "global_to_shared.cuh"
 #include "../../../../common/buffer.cuh"
-#include "../../../warp/sync.cuh"
 #include "../../../../types/register/staging.cuh"
 
 namespace hk {
@@ -37,24 +36,32 @@ struct chunk_elems_t {
   T x[N];
 };
 
-// One element per load, through the same buffer range: rows past the end and columns past the
-// edge read zeros. Each chunk is waited for before it is packed, which keeps few registers live
-// (this is the path for tensors whose rows are not 16-byte multiples, not a fast one).
-template <class S, class T>
-HK_DEV void issue_elements(S& s, const gl<T>& src, coord idx, int t, __amdgpu_buffer_rsrc_t rsrc) {
+// Rows that are not 16-byte multiples: each chunk in pieces of DIV elements (those never
+// straddle a row's end), each piece's column tested arithmetically into its offset's sign bit
+// (out of range reads zeros). The per-lane part of every offset is loop-invariant and the
+// column advance is in soffset, as for whole chunks; the pieces stay in flight like chunks do.
+template <int DIV, class S, class T>
+HK_DEV void issue_pieces(S& s, const gl<T>& src, coord idx, int t, __amdgpu_buffer_rsrc_t rsrc) {
   using ST = typename S::shared;
   constexpr int CE = ST::chunk_elems, K = ST::chunks, TB = static_cast<int>(sizeof(T));
+  constexpr int PE = DIV < CE ? DIV : CE, P = PE * TB, N = CE / PE;  // a piece's elements and bytes
   const int col0 = idx.c * ST::cols, left = src.cols - col0;
   const int sr = static_cast<int>(src.stride_row) * TB;
+  const int soff = col0 * TB;
+  // A thread's chunks share its column when the workgroup covers whole rows per round.
+  constexpr bool column_per_thread = S::threads % K == 0;
+  const int thread_col = (t % K) * CE;
   unroll<S::per_thread>([&](auto i) {
-    const int q = i * S::threads + t, c = (q % K) * CE;
-    const uint32_t chunk = static_cast<uint32_t>((q / K) * sr + (col0 + c) * TB);
-    T v[CE];
-    unroll<CE>([&](auto e) {
-      const bool in = (S::chunks % S::threads == 0 || q < S::chunks) && c + e < left;
-      v[e] = buffer_load_element<T>(rsrc, offset_or_oob(in, chunk + e * TB));
+    const int q = i * S::threads + t, c = column_per_thread ? thread_col : (q % K) * CE;
+    const int chunk_in = S::chunks % S::threads == 0 || q < S::chunks ? 0 : -1;
+    const uint32_t chunk = static_cast<uint32_t>((q / K) * sr + c * TB);
+    struct pieces { typename bytes_t<P>::type x[N]; } v;
+    unroll<N>([&](auto k) {
+      // The piece's bytes after the chunk's as the load's immediate offset (an out-of-range
+      // offset stays out of range): one offset register per chunk, not per piece.
+      const int flag = chunk_in | ((left - 1 - PE * k) - c);
+      v.x[k] = buffer_load_piece<P>(rsrc, offset_unless_negative(flag, chunk) + P * k, soff);
     });
-    wait_vm<0>();  // the elements are combined in registers: nothing of this chunk stays in flight
     s.data[i] = bit_cast<typename S::chunk_t>(v);
   });
 }
@@ -91,7 +98,7 @@ HK_DEV void group<NUM_WARPS>::issue(S& s, const gl<T>& src, coord idx) {
   const int bytes = (rows_left < rows_max ? rows_left : rows_max) * row_bytes - (row_bytes - cols_in * TB);
   const __amdgpu_buffer_rsrc_t rsrc = detail::buffer_rsrc(row_base, starts_inside<ST::cols>(idx.c, src.cols) ? bytes : 0);
   if constexpr (!detail::rows_of_chunks<DIV, T>) {
-    detail::issue_elements(s, src, idx, t, rsrc);
+    detail::issue_pieces<DIV>(s, src, idx, t, rsrc);
   } else {
     constexpr bool exact = DIV % ST::cols == 0;
     const int col0 = idx.c * ST::cols, left = src.cols - col0;  // columns from col0 on

@@ -52,26 +52,6 @@ HK_DEV void for_each_indexed_run(const gl<T>& g, const V& ids, coord idx, F f) {
 
 namespace detail {
 
-// A P-byte piece through a buffer resource (zeros where voffset is out of range).
-template <int P>
-HK_DEV typename bytes_t<P>::type buffer_load_piece(__amdgpu_buffer_rsrc_t r, uint32_t voffset) {
-  const int v = static_cast<int>(voffset);
-  if constexpr (P == 16) return __builtin_amdgcn_raw_buffer_load_b128(r, v, 0, 0);
-  else if constexpr (P == 8) return __builtin_amdgcn_raw_buffer_load_b64(r, v, 0, 0);
-  else if constexpr (P == 4) return __builtin_amdgcn_raw_buffer_load_b32(r, v, 0, 0);
-  else if constexpr (P == 2) return __builtin_amdgcn_raw_buffer_load_b16(r, v, 0, 0);
-  else return __builtin_amdgcn_raw_buffer_load_b8(r, v, 0, 0);
-}
-template <int P>
-HK_DEV void buffer_store_piece(typename bytes_t<P>::type x, __amdgpu_buffer_rsrc_t r, uint32_t voffset) {
-  const int v = static_cast<int>(voffset);
-  if constexpr (P == 16) __builtin_amdgcn_raw_buffer_store_b128(x, r, v, 0, 0);
-  else if constexpr (P == 8) __builtin_amdgcn_raw_buffer_store_b64(x, r, v, 0, 0);
-  else if constexpr (P == 4) __builtin_amdgcn_raw_buffer_store_b32(x, r, v, 0, 0);
-  else if constexpr (P == 2) __builtin_amdgcn_raw_buffer_store_b16(x, r, v, 0, 0);
-  else __builtin_amdgcn_raw_buffer_store_b8(x, r, v, 0, 0);
-}
-
 // What a buffer path needs of (g, idx): the resource over the whole slice (empty for a slice
 // the tensor lacks; the same for every column tile, so tiles of one tensor share it), where
 // the tile's columns start, whether pieces of 16 bytes may move, and whether the slice fits the
@@ -99,13 +79,6 @@ struct indexed_range {
              ((reinterpret_cast<uintptr_t>(base) | static_cast<uintptr_t>(row_bytes) | static_cast<uintptr_t>(g.cols * TB)) & 15) == 0;
   }
 };
-
-// `offset` where `flag` >= 0, else out of range: the flag's sign bit, in arithmetic. (A
-// compare would make a lane mask per element, which the compiler keeps out of loops: scalar
-// registers for every column of the tile.)
-HK_DEV uint32_t offset_unless_negative(int flag, uint32_t offset) {
-  return offset | (static_cast<uint32_t>(flag) & 0x80000000u);
-}
 
 // f(s, e, l, voffset of the run, flag, left - c): flag is negative where the run's row is not a
 // row of the tensor (then so is flag | anything).
