@@ -50,7 +50,8 @@ Training:
 
 Attention (bf16), also as flash_attention_out(out, ...):
 
-    flash_attention(q, k, v, scale, causal=False)   q [B, H, N, D], k, v [B, Hkv, N, D], D 64 or 128
+    flash_attention(q, k, v, scale, causal=False)   q [B, H, Nq, D], k, v [B, Hkv, Nk, D], D 64 or 128,
+                                              scale > 0; causal: query i sees keys up to Nk - Nq + i
 
 Paged decode attention on vLLM's flash-layout KV cache (bf16), also as _out:
 

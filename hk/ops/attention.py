@@ -1,7 +1,9 @@
 """Flash-attention forward with an online softmax, the library's kernel, and attention as an op.
 
 Q and O are [batch·heads, tokens, D] and K, V [batch·kv_heads, tokens, D], all bf16; GROUP query
-heads share a K/V head (grouped-query attention). CAUSAL=True masks keys after each query.
+heads share a K/V head (grouped-query attention). CAUSAL=True masks keys after each query:
+query i sees keys up to past + i, `past` being the keys before the first query (the context a
+prefill extends: Nk - Nq).
 
 The fast form (`attention_kernel(D, ...)`): a workgroup of WAVES waves (8) owns 16 query rows per
 wave and walks the keys KB at a time; each block of K and V is loaded once for the workgroup,
@@ -21,9 +23,11 @@ the longer the block, the less that costs per matrix instruction:
   - whole key blocks run without a mask; the ragged last block and, for CAUSAL, the blocks on the
     diagonal run a second loop with one (blocks past the last query are skipped).
 
-    flash_attention(q, k, v, scale, causal=False)    q [B, H, N, D], k and v [B, Hkv, N, D] with
-                                                     H a multiple of Hkv, D 64 or 128, bf16,
-                                                     scale > 0
+    flash_attention(q, k, v, scale, causal=False)    q [B, H, Nq, D], k and v [B, Hkv, Nk, D]
+                                                     with H a multiple of Hkv, D 64 or 128,
+                                                     bf16, scale > 0; causal: Nq <= Nk, query i
+                                                     sees keys up to Nk - Nq + i (the queries
+                                                     are the last Nq of the Nk tokens)
 """
 
 import functools
@@ -62,7 +66,8 @@ def attention_kernel(D=64, GROUP=1, KB=None, WAVES=WAVES):
             s = hk.mma_ABt(kt, Qs[kd], s)
         if masked:
             key = hk.iota(s.spec, "row") + (j * KB + kk * 16)
-            # Keys up to the tensor's end and, for CAUSAL, up to each query: one compare each.
+            # Keys up to the tensor's end and, for CAUSAL, up to each query's position (q0 is
+            # the wave's first): one compare each.
             end = hk.minimum(hk.iota(s.spec, "col") + (q0 + 1), n) if causal else n
             s = hk.where(key < end, s, float("-inf"))
         return s
@@ -106,7 +111,7 @@ def attention_kernel(D=64, GROUP=1, KB=None, WAVES=WAVES):
     @hk.kernel(grid=lambda p: (hk.cdiv(p.q.rows, Q), p.q.batch), warps=WAVES,
                name="attention_d%d%s" % (D, "" if GROUP == 1 else "_g%d" % GROUP))
     def attention(q: hk.Tensor[hk.bf16], k: hk.Tensor[hk.bf16], v: hk.Tensor[hk.bf16],
-                  o: hk.Tensor[hk.bf16], scale: float, *, CAUSAL=False):
+                  o: hk.Tensor[hk.bf16], scale: float, past: int, *, CAUSAL=False):
         qi = hk.arch.block_idx.x
         bh = hk.arch.block_idx.y
         kvh = bh // GROUP
@@ -125,15 +130,15 @@ def attention_kernel(D=64, GROUP=1, KB=None, WAVES=WAVES):
         if CAUSAL:
             # Blocks past the workgroup's last query are skipped; those before its first need
             # no mask.
-            blocks = hk.minimum(blocks, (qi * Q + Q - 1) // KB + 1)
-            unmasked = hk.minimum(unmasked, (qi * Q + 1) // KB)
+            blocks = hk.minimum(blocks, (qi * Q + Q - 1 + past) // KB + 1)
+            unmasked = hk.minimum(unmasked, (qi * Q + 1 + past) // KB)
         hk.lds.commit(k_lds, 0, hk.lds.issue(k_lds, k, hk.tile_coord(kvh, 0, 0, 0)))
         hk.lds.commit(v_lds, 0, hk.lds.issue(v_lds, v, hk.tile_coord(kvh, 0, 0, 0), transpose=not v_as_stored()))
         hk.arch.barrier()
         for j in hk.range(unmasked, unroll=2):
-            OT, m, l = step(j, Qs, OT, m, l, k, v, kvh, k_lds, v_lds, qk_scale, n, qrow * 16, False, CAUSAL)
+            OT, m, l = step(j, Qs, OT, m, l, k, v, kvh, k_lds, v_lds, qk_scale, n, qrow * 16 + past, False, CAUSAL)
         for j in hk.range(unmasked, blocks):
-            OT, m, l = step(j, Qs, OT, m, l, k, v, kvh, k_lds, v_lds, qk_scale, n, qrow * 16, True, CAUSAL)
+            OT, m, l = step(j, Qs, OT, m, l, k, v, kvh, k_lds, v_lds, qk_scale, n, qrow * 16 + past, True, CAUSAL)
         for i in range(D // 16):
             o[bh, 0, qrow, i] = hk.div_col(OT[i], l).T.to(hk.bf16)
 
@@ -166,9 +171,11 @@ def launch_attention(q, k, v, scale, causal, out):
         # The running maximum is taken of the raw scores and scaled once, which needs scale > 0.
         raise registry.LaunchError("hk.ops.flash_attention: scale %r; the kernel takes a positive scale" % (scale,),
                                    hint="hk.ops.sdpa falls back to torch's SDPA for other scales")
-    if causal and nk != n:
+    if causal and nk < n:
         raise registry.LaunchError("hk.ops.flash_attention: causal with %d queries and %d keys; the causal "
-                                   "mask here aligns query i with key i" % (n, nk))
+                                   "queries are the last of the keys' tokens (query i sees keys up to "
+                                   "Nk - Nq + i), so Nq <= Nk" % (n, nk),
+                                   hint="hk.ops.sdpa takes torch's alignment (query i sees keys up to i)")
     if out.numel() == 0:
         return
     if nk == 0:
@@ -187,7 +194,7 @@ def launch_attention(q, k, v, scale, causal, out):
         return flat.contiguous()
 
     o3 = heads("out", out, writable=True)
-    attention_kernel(d, h // hkv)(heads("q", q), heads("k", k), heads("v", v), o3, float(scale),
+    attention_kernel(d, h // hkv)(heads("q", q), heads("k", k), heads("v", v), o3, float(scale), nk - n,
                                   CAUSAL=bool(causal))
 
 

@@ -217,7 +217,7 @@ def dynamic():
                 q = torch.randn(1, 16 * waves, d, dtype=torch.bfloat16)
                 k, v = (torch.randn(1, n, d, dtype=torch.bfloat16) for _ in range(2))
                 o = torch.empty(1, 16 * waves, d, dtype=torch.bfloat16)
-                counts.append(emu_launch.run(built, (1, 1, 1), [q, k, v, o, 1 / math.sqrt(d)]))
+                counts.append(emu_launch.run(built, (1, 1, 1), [q, k, v, o, 1 / math.sqrt(d), 0]))
             # Per wave and per 16 keys: Sᵀ (d/16 instructions of K 16) and Oᵀ (d/16 of K 16).
             mma = waves * (128 // 16) * 2 * (d // 16) * 16 // kinst
             print("%-10s %-8s %6.2f  (%d wave-instructions more for %d more matrix instructions)"

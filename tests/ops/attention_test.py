@@ -16,18 +16,22 @@ from hk.ops import attention
 from hk.target import facts
 
 
-def qkv(b, h, hkv, n, d, seed=0):
+def qkv(b, h, hkv, n, d, seed=0, nk=None):
     g = torch.Generator().manual_seed(seed)
     q = torch.randn(b, h, n, d, generator=g).to(torch.bfloat16)
-    k = torch.randn(b, hkv, n, d, generator=g).to(torch.bfloat16)
-    v = torch.randn(b, hkv, n, d, generator=g).to(torch.bfloat16)
+    k = torch.randn(b, hkv, nk or n, d, generator=g).to(torch.bfloat16)
+    v = torch.randn(b, hkv, nk or n, d, generator=g).to(torch.bfloat16)
     return q, k, v
 
 
 def reference(q, k, v, scale, causal):
+    # Causal as in a prefill: the queries are the last of the keys' tokens (query i sees keys up
+    # to Nk - Nq + i; torch's is_causal aligns query i with key i instead).
     group = q.shape[1] // k.shape[1]
     k, v = (t.float().repeat_interleave(group, 1) for t in (k, v))
-    return F.scaled_dot_product_attention(q.float(), k, v, is_causal=causal, scale=scale).to(q.dtype)
+    n, nk = q.shape[2], k.shape[2]
+    mask = torch.ones(n, nk, dtype=torch.bool).tril(nk - n) if causal else None
+    return F.scaled_dot_product_attention(q.float(), k, v, attn_mask=mask, scale=scale).to(q.dtype)
 
 
 def close(got, want):
@@ -39,10 +43,11 @@ def interp(monkeypatch):
     monkeypatch.setenv("HK_DEVICE", "interp")
 
 
-@pytest.mark.parametrize("d, h, hkv, n", [(64, 2, 2, 200), (64, 4, 1, 45), (128, 4, 2, 150), (128, 2, 1, 17)])
+@pytest.mark.parametrize("d, h, hkv, n, nk", [(64, 2, 2, 200, 200), (64, 4, 1, 45, 45), (128, 4, 2, 150, 150),
+                                              (128, 2, 1, 17, 17), (64, 2, 1, 30, 170), (128, 2, 2, 140, 141)])
 @pytest.mark.parametrize("causal", [False, True])
-def test_flash_attention_on_the_interpreter(interp, d, h, hkv, n, causal):
-    q, k, v = qkv(1, h, hkv, n, d)
+def test_flash_attention_on_the_interpreter(interp, d, h, hkv, n, nk, causal):
+    q, k, v = qkv(1, h, hkv, n, d, nk=nk)
     scale = 1 / math.sqrt(d)
     close(torch.ops.hk.flash_attention(q, k, v, scale, causal), reference(q, k, v, scale, causal))
     out = torch.empty_like(q)
@@ -57,11 +62,12 @@ def test_a_transposed_q_is_read_through_a_copy(interp):
 
 
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
-@pytest.mark.parametrize("d, h, hkv, n, causal", [(128, 2, 1, 70, True), (64, 2, 2, 90, False)])
-def test_flash_attention_on_the_emulator(monkeypatch, arch, d, h, hkv, n, causal):
+@pytest.mark.parametrize("d, h, hkv, n, nk, causal", [(128, 2, 1, 70, 70, True), (64, 2, 2, 90, 90, False),
+                                                      (64, 2, 1, 20, 150, True)])
+def test_flash_attention_on_the_emulator(monkeypatch, arch, d, h, hkv, n, nk, causal):
     monkeypatch.setenv("HK_DEVICE", "emu")
     monkeypatch.setenv("HK_ARCH", arch)
-    q, k, v = qkv(1, h, hkv, n, d)
+    q, k, v = qkv(1, h, hkv, n, d, nk=nk)
     close(torch.ops.hk.flash_attention(q, k, v, 0.09, causal), reference(q, k, v, 0.09, causal))
 
 
@@ -84,7 +90,7 @@ def test_what_it_refuses(interp):
         torch.ops.hk.flash_attention(*qkv(1, 2, 1, 16, 96), 0.1, False)
     with pytest.raises(LaunchError, match="float16 are not supported"):
         torch.ops.hk.flash_attention(q.half(), k.half(), v.half(), 0.1, False)
-    with pytest.raises(LaunchError, match="causal with 16 queries and 8 keys"):
+    with pytest.raises(LaunchError, match="causal with 16 queries and 8 keys.*Nq <= Nk"):
         torch.ops.hk.flash_attention(q, k[:, :, :8], v[:, :, :8], 0.1, True)
     with pytest.raises(LaunchError, match="multiple of the K/V heads"):
         torch.ops.hk.flash_attention(*qkv(1, 3, 2, 16, 64), 0.1, False)
