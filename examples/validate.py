@@ -137,6 +137,30 @@ def cases(m, tokens, device):
                 lambda: torch.ops.hk.paged_attention_decode(q1, kcache, vcache, tables, lens, scale), decode_ref,
                 gemm_tol))
 
+    # Prefill: each sequence's last few tokens new (the batch's `tokens` in all), causal against
+    # the whole sequence in the same cache.
+    new = torch.full((seqs,), tokens // seqs, dtype=torch.int32)
+    new[: tokens % seqs] += 1
+    new = torch.minimum(new, lens.cpu())
+    starts = torch.cat([torch.zeros(1, dtype=torch.int32), new.cumsum(0).to(torch.int32)]).to(device)
+    qp = rnd(int(new.sum()), m.heads, m.head)
+
+    def prefill_ref():
+        out = torch.empty(qp.shape, dtype=BF16, device=device)
+        for s_ in range(seqs):
+            a, b, n = int(starts[s_]), int(starts[s_ + 1]), int(lens[s_])
+            blocks = tables[s_, :-(-n // bs)].long()
+            k_ = kcache[blocks].reshape(-1, m.kv_heads, m.head)[:n].transpose(0, 1).float()
+            v_ = vcache[blocks].reshape(-1, m.kv_heads, m.head)[:n].transpose(0, 1).float()
+            mask = torch.ones(b - a, n, dtype=torch.bool, device=device).tril(n - (b - a))
+            out[a:b] = F.scaled_dot_product_attention(qp[a:b].transpose(0, 1).float(), k_, v_, attn_mask=mask,
+                                                      scale=scale, enable_gqa=True).transpose(0, 1).to(BF16)
+        return out
+
+    out.append(("paged_attention_prefill", "%d seqs, %d new tokens, %d heads" % (seqs, int(new.sum()), m.heads),
+                lambda: torch.ops.hk.paged_attention_prefill(qp, kcache, vcache, tables, lens, starts,
+                                                             int(new.max()), scale), prefill_ref, gemm_tol))
+
     table = rnd(m.vocab, m.hidden)
     ids = torch.randint(0, m.vocab, (tokens,), generator=g).to(device)
     out.append(("embedding", "%dx%d, %d ids" % (m.vocab, m.hidden, tokens), lambda: torch.ops.hk.embedding(table, ids),

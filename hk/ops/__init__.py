@@ -53,10 +53,14 @@ Attention (bf16), also as flash_attention_out(out, ...):
     flash_attention(q, k, v, scale, causal=False)   q [B, H, Nq, D], k, v [B, Hkv, Nk, D], D 64 or 128,
                                               scale > 0; causal: query i sees keys up to Nk - Nq + i
 
-Paged decode attention on vLLM's flash-layout KV cache (bf16), also as _out:
+Paged attention on vLLM's flash-layout KV cache (bf16), also as _out:
 
     paged_attention_decode(query, key_cache, value_cache, block_tables, seq_lens, scale)
                                               query [seqs, heads, D], caches [blocks, block_size, kv_heads, D]
+    paged_attention_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc,
+                            max_query_len, scale)
+                                              query [tokens, heads, D]: each sequence's new tokens (causal),
+                                              from query_start_loc[s] to query_start_loc[s + 1]
 
 and hk.ops.sdpa, a drop-in for torch.nn.functional.scaled_dot_product_attention that runs
 flash_attention on the calls it covers and torch's SDPA on the others (hk.ops.sdpa_route says

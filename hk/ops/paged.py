@@ -1,5 +1,6 @@
-"""Decode attention on vLLM's paged KV cache (the flash layout): one new query token per
-sequence against its cached keys and values, found through its block table.
+"""Attention on vLLM's paged KV cache (the flash layout): decode, one new query token per
+sequence, and prefill, a run of new tokens per sequence (causal), against the sequence's cached
+keys and values, found through its block table.
 
     paged_attention_decode(query, key_cache, value_cache, block_tables, seq_lens, scale) -> out
         query [seqs, heads, head_size] bf16; key_cache, value_cache [blocks, block_size,
@@ -8,6 +9,18 @@ sequence against its cached keys and values, found through its block table.
         in the cache, the new one's included); out [seqs, heads, head_size] bf16. heads is a
         multiple of kv_heads (grouped-query heads); head_size a multiple of 16 up to 256.
     paged_attention_decode_out(out, query, key_cache, value_cache, block_tables, seq_lens, scale)
+
+    paged_attention_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc,
+                            max_query_len, scale) -> out
+        query [tokens, heads, head_size]: the new tokens of every sequence, one after another,
+        sequence s's from query_start_loc[s] to query_start_loc[s + 1] (int32, [seqs + 1]), at
+        most max_query_len of them; they are the last of the sequence's seq_lens[s] tokens,
+        already written to the cache (reshape_and_cache_flash), and token i of them sees the
+        cached keys up to its own position (causal). out as query.
+    paged_attention_prefill_out(out, query, ...)
+
+Prefill runs a wave per 16 tokens of one query head: the same steps over 16 keys at a time,
+each token's keys ending at its position.
 
 A wave owns up to 16 query heads of one K/V head of one sequence and walks the sequence's
 keys as flash attention walks its key blocks, 16 at a time: their K and V are copied into LDS
@@ -32,21 +45,22 @@ BIG = 3.0e38  # beyond any real value: what a stale slot's value is clamped to
 
 
 @hk.func
-def _row_ids(first, count):
-    """Rows first .. first + 15 as an i32 "col" vector, -1 from the count'th on (what a gather
-    reads as zeros and a scatter drops), distributed as a 16-bit row tile's rows are."""
+def _row_ids(first, count, step=1):
+    """Rows first, first + step, .. (16 of them) as an i32 "col" vector, -1 from the count'th on
+    (what a gather reads as zeros and a scatter drops), distributed as a 16-bit row tile's rows
+    are."""
     spec = hk.RT(hk.i32, TILE, 16, "col")
     i = hk.iota(spec, "row")
-    ids = i + first
+    ids = (i if isinstance(step, int) and step == 1 else i * step) + first
     if not isinstance(count, int) or count < TILE:  # (a Python test: the trace keeps one side)
         ids = hk.where(i < count, ids, -1)
     return hk.row_max(ids)
 
 
 @functools.lru_cache(maxsize=None)
-def decode_kernel(D, GROUP, BS):
-    """Head size D, GROUP query heads per K/V head, cache blocks of BS slots."""
-    QT = -(-GROUP // TILE)  # query tiles per K/V head
+def _key_steps(D, BS):
+    """What decode and prefill share for head size D and cache blocks of BS slots: the copy of
+    16 keys' K and V into LDS, and the online softmax's step over them."""
     f32, bf16 = hk.fp32, hk.bf16
 
     def v_as_stored():
@@ -54,15 +68,16 @@ def decode_kernel(D, GROUP, BS):
         return hk.arch.target().lds_transpose_read is not None
 
     @hk.func
-    def key_step(j, q_lds, OT, m, l, k_lds, v_lds, n, qk_scale, last):
-        # Keys 16j .. 16j+15, in LDS: Sᵀ = K Qᵀ (16 keys x 16 queries, in base 2).
+    def key_step(j, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, masked, last):
+        # Keys 16j .. 16j+15, in LDS: Sᵀ = K Qᵀ (16 keys x 16 queries, in base 2); `masked`:
+        # only keys before `end` (a count, or a tile of one per query) count.
         s = hk.zeros(hk.RT(f32, TILE, TILE))
         for kd in range(D // 16):
             s = hk.mma_ABt(k_lds[0].subtile(TILE, 16, 0, kd).load(hk.RT(bf16, TILE, 16)),
                            q_lds[0].subtile(TILE, 16, 0, kd).load(hk.RT(bf16, TILE, 16)), s)
         s = s * qk_scale
-        if last:
-            s = hk.where(hk.iota(s.spec, "row") + j * TILE < n, s, float("-inf"))
+        if masked:
+            s = hk.where(hk.iota(s.spec, "row") + j * TILE < end, s, float("-inf"))
         m_new = hk.maximum(m, hk.col_max(s))
         alpha = hk.math.exp2(m - m_new, ftz=True)
         p = hk.math.exp2(hk.sub_col(s, m_new), ftz=True)
@@ -90,6 +105,43 @@ def decode_kernel(D, GROUP, BS):
         at = hk.tile_coord(block, 0, j % (BS // TILE), kvh)
         return hk.lds.issue(k_lds, k, at), hk.lds.issue(v_lds, v, at, transpose=not v_as_stored())
 
+    def lds():
+        # Where 16 keys' K and V are copied.
+        return (hk.lds.alloc(hk.ST(bf16, TILE, D)),
+                hk.lds.alloc(hk.ST(bf16, TILE, D) if v_as_stored() else hk.ST(bf16, D, TILE)))
+
+    @hk.func
+    def attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, end, tiles, qk_scale, causal):
+        """The keys of tiles 0 .. tiles-1 of the sequence (n of them) into OT, m and l; with
+        `causal`, each query's keys end at its entry of `end`."""
+        full = hk.minimum(n // TILE, tiles)
+        # Each 16 keys' copy is issued a step ahead: its loads are in flight while the keys
+        # before it are computed, and written into LDS after the barrier that ends that step.
+        k_next, v_next = issue(k_lds, v_lds, k, v, tables, seq, kvh, 0)
+        hk.lds.commit(k_lds, 0, k_next)
+        hk.lds.commit(v_lds, 0, v_next)
+        hk.arch.barrier()
+        for j in hk.range(full):
+            k_next, v_next = issue(k_lds, v_lds, k, v, tables, seq, kvh, j + 1)
+            OT, m, l = key_step(j, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, causal, False)
+            hk.arch.barrier()
+            hk.lds.commit(k_lds, 0, k_next)
+            hk.lds.commit(v_lds, 0, v_next)
+            hk.arch.barrier()
+        if full < tiles:  # the sequence's last keys, fewer than 16
+            OT, m, l = key_step(full, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, True, True)
+        return OT, m, l
+
+    return lds, attend
+
+
+@functools.lru_cache(maxsize=None)
+def decode_kernel(D, GROUP, BS):
+    """Head size D, GROUP query heads per K/V head, cache blocks of BS slots."""
+    QT = -(-GROUP // TILE)  # query tiles per K/V head
+    f32, bf16 = hk.fp32, hk.bf16
+    lds, attend = _key_steps(D, BS)
+
     @hk.kernel(grid=lambda p: (p.k.cols // D * QT, p.lens.cols), name="paged_decode_d%d_g%d_b%d" % (D, GROUP, BS))
     def decode(q: hk.Tensor[bf16], k: hk.Tensor[bf16], v: hk.Tensor[bf16], tables: hk.Tensor[hk.i32],
                lens: hk.Tensor[hk.i32], o: hk.Tensor[bf16], scale: float):
@@ -110,26 +162,9 @@ def decode_kernel(D, GROUP, BS):
         m = hk.neg_infty(hk.RV(f32, TILE, "row"))
         l = hk.zeros(hk.RV(f32, TILE, "row"))
         n = lens.load_scalar(0, 0, 0, seq)
-        qk_scale = scale * LOG2E
-        k_lds = hk.lds.alloc(hk.ST(bf16, TILE, D))
-        v_lds = hk.lds.alloc(hk.ST(bf16, TILE, D) if v_as_stored() else hk.ST(bf16, D, TILE))
-        tiles = hk.cdiv(n, TILE)
-        full = n // TILE
-        # Each 16 keys' copy is issued a step ahead: its loads are in flight while the keys
-        # before it are computed, and written into LDS after the barrier that ends that step.
-        k_next, v_next = issue(k_lds, v_lds, k, v, tables, seq, kvh, 0)
-        hk.lds.commit(k_lds, 0, k_next)
-        hk.lds.commit(v_lds, 0, v_next)
-        hk.arch.barrier()
-        for j in hk.range(full):
-            k_next, v_next = issue(k_lds, v_lds, k, v, tables, seq, kvh, j + 1)
-            OT, m, l = key_step(j, q_lds, OT, m, l, k_lds, v_lds, n, qk_scale, False)
-            hk.arch.barrier()
-            hk.lds.commit(k_lds, 0, k_next)
-            hk.lds.commit(v_lds, 0, v_next)
-            hk.arch.barrier()
-        if full < tiles:  # the sequence's last keys, fewer than 16
-            OT, m, l = key_step(full, q_lds, OT, m, l, k_lds, v_lds, n, qk_scale, True)
+        k_lds, v_lds = lds()
+        OT, m, l = attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, n, hk.cdiv(n, TILE),
+                          scale * LOG2E, False)
         # A sequence of no tokens: l is 0 and so is every O; the floor keeps it 0 / l = 0.
         l = hk.maximum(l, 1e-30)
         for kd in range(D // 16):
@@ -138,8 +173,55 @@ def decode_kernel(D, GROUP, BS):
     return decode
 
 
-def launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, out):
-    op = "paged_attention_decode"
+@functools.lru_cache(maxsize=None)
+def prefill_kernel(D, GROUP, BS):
+    """Causal prefill: head size D, GROUP query heads per K/V head, cache blocks of BS slots. A
+    wave owns 16 query tokens of one head of one sequence; its keys are the sequence's cached
+    ones, through the block table, as for decode."""
+    f32, bf16 = hk.fp32, hk.bf16
+    lds, attend = _key_steps(D, BS)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.max_query_len, TILE), p.lens.cols * (p.k.cols // D * GROUP)),
+               name="paged_prefill_d%d_g%d_b%d" % (D, GROUP, BS))
+    def prefill(q: hk.Tensor[bf16], k: hk.Tensor[bf16], v: hk.Tensor[bf16], tables: hk.Tensor[hk.i32],
+                lens: hk.Tensor[hk.i32], starts: hk.Tensor[hk.i32], o: hk.Tensor[bf16], scale: float,
+                max_query_len: int):
+        # q, o [tokens * heads, D]; k, v [blocks, 1, block_size, kv_heads * D]; tables
+        # [seqs, max_blocks]; lens [seqs] (keys, the new tokens' included); starts [seqs + 1]
+        # (where each sequence's tokens start in q).
+        heads = k.cols // D * GROUP
+        seq = hk.arch.block_idx.y // heads
+        h = hk.arch.block_idx.y % heads
+        first = hk.arch.block_idx.x * TILE  # the wave's first query, within the sequence
+        start = starts.load_scalar(0, 0, 0, seq)
+        count = starts.load_scalar(0, 0, 0, seq + 1) - start
+        n = lens.load_scalar(0, 0, 0, seq)
+        past = n - count  # the sequence's queries are its last `count` tokens
+        queries = _row_ids((start + first) * heads + h, count - first, heads)
+        q_lds = hk.lds.alloc(hk.ST(bf16, TILE, D))
+        for kd in range(D // 16):
+            q_lds[0].subtile(TILE, 16, 0, kd).store(hk.gather(q, hk.tile_coord(0, 0, 0, kd), queries,
+                                                              hk.RT(bf16, TILE, 16)))
+        OT = [hk.zeros(hk.RT(f32, 16, TILE)) for _ in range(D // 16)]
+        m = hk.neg_infty(hk.RV(f32, TILE, "row"))
+        l = hk.zeros(hk.RV(f32, TILE, "row"))
+        # Query i (a column of Sᵀ) sees keys up to past + first + i; none past the wave's last
+        # query are read, and a wave past the sequence's queries reads none.
+        end = hk.minimum(hk.iota(hk.RT(f32, TILE, TILE), "col") + (past + first + 1), n)
+        tiles = hk.minimum(hk.minimum(hk.cdiv(n, TILE), hk.cdiv(past + first + TILE, TILE)),
+                           hk.maximum(count - first, 0) * (n + TILE))
+        k_lds, v_lds = lds()
+        OT, m, l = attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, h // GROUP, n, end, tiles,
+                          scale * LOG2E, True)
+        l = hk.maximum(l, 1e-30)
+        for kd in range(D // 16):
+            hk.scatter(o, hk.tile_coord(0, 0, 0, kd), queries, hk.div_col(OT[kd], l).T.to(bf16))
+
+    return prefill
+
+
+def _check_paged(op, query, key_cache, value_cache, out, query_shape):
+    """The checks decode and prefill share: dtypes, devices, shapes; (heads, d, bs, kv_heads)."""
     for name, t in (("query", query), ("key_cache", key_cache), ("value_cache", value_cache), ("out", out)):
         if t.dtype != torch.bfloat16:
             raise registry.LaunchError("hk.ops.%s: %s is %s" % (op, name, t.dtype), hint="pass bfloat16 tensors")
@@ -147,10 +229,10 @@ def launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, 
             raise registry.LaunchError("hk.ops.%s: %s is on %s, query on %s" % (op, name, t.device, query.device))
     if query.dim() != 3 or key_cache.dim() != 4 or value_cache.shape != key_cache.shape or out.shape != query.shape:
         raise registry.LaunchError(
-            "hk.ops.%s: query %s, key_cache %s, value_cache %s, out %s: query and out are [seqs, heads, head_size], "
-            "the caches [blocks, block_size, kv_heads, head_size]" % (op, tuple(query.shape), tuple(key_cache.shape),
-                                                                     tuple(value_cache.shape), tuple(out.shape)))
-    seqs, heads, d = query.shape
+            "hk.ops.%s: query %s, key_cache %s, value_cache %s, out %s: query and out are %s, the caches "
+            "[blocks, block_size, kv_heads, head_size]" % (op, tuple(query.shape), tuple(key_cache.shape),
+                                                           tuple(value_cache.shape), tuple(out.shape), query_shape))
+    _, heads, d = query.shape
     _, bs, kv_heads, dk = key_cache.shape
     if dk != d or d % 16 or d > 256 or bs % TILE or heads % kv_heads:
         raise registry.LaunchError(
@@ -158,10 +240,25 @@ def launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, 
             % (op, d, dk, bs, heads, kv_heads),
             hint="head sizes are multiples of 16 up to 256, block sizes multiples of 16, and heads a multiple of "
                  "K/V heads")
-    for name, t, shape in (("block_tables", block_tables, (seqs, None)), ("seq_lens", seq_lens, (seqs,))):
-        if t.dtype != torch.int32 or t.dim() != len(shape) or t.shape[0] != seqs or t.device != query.device:
-            raise registry.LaunchError("hk.ops.%s: %s is %s %s; it must be int32 with one row per sequence (%d)"
-                                       % (op, name, t.dtype, tuple(t.shape), seqs))
+    return heads, d, bs, kv_heads
+
+
+def _check_indices(op, query, tensors):
+    """int32 index tensors of the given lengths along their first dimension, on query's device."""
+    for name, t, rows in tensors:
+        if t.dtype != torch.int32 or t.dim() not in (1, 2) or t.shape[0] != rows or t.device != query.device:
+            raise registry.LaunchError("hk.ops.%s: %s is %s %s on %s; it must be int32 with %d rows on %s"
+                                       % (op, name, t.dtype, tuple(t.shape), t.device, rows, query.device))
+
+
+def launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, out):
+    op = "paged_attention_decode"
+    heads, d, bs, kv_heads = _check_paged(op, query, key_cache, value_cache, out, "[seqs, heads, head_size]")
+    seqs = query.shape[0]
+    _check_indices(op, query, (("block_tables", block_tables, seqs), ("seq_lens", seq_lens, seqs)))
+    if block_tables.dim() != 2 or seq_lens.dim() != 1:
+        raise registry.LaunchError("hk.ops.%s: block_tables is [seqs, max_blocks] and seq_lens [seqs]; got %s and %s"
+                                   % (op, tuple(block_tables.shape), tuple(seq_lens.shape)))
     if seqs == 0:
         return
     kernel = decode_kernel(d, heads // kv_heads, bs)
@@ -170,6 +267,29 @@ def launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, 
     k2 = _blocks(op, "key_cache", key_cache)
     v2 = _blocks(op, "value_cache", value_cache)
     kernel(q2, k2, v2, block_tables.contiguous(), seq_lens.contiguous(), o2, float(scale))
+
+
+def launch_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale,
+                   out):
+    op = "paged_attention_prefill"
+    heads, d, bs, kv_heads = _check_paged(op, query, key_cache, value_cache, out, "[tokens, heads, head_size]")
+    if seq_lens.dim() != 1 or block_tables.dim() != 2 or query_start_loc.dim() != 1:
+        raise registry.LaunchError("hk.ops.%s: block_tables is [seqs, max_blocks], seq_lens [seqs] and "
+                                   "query_start_loc [seqs + 1]; got %s, %s and %s"
+                                   % (op, tuple(block_tables.shape), tuple(seq_lens.shape),
+                                      tuple(query_start_loc.shape)))
+    seqs = seq_lens.shape[0]
+    _check_indices(op, query, (("block_tables", block_tables, seqs), ("seq_lens", seq_lens, seqs),
+                               ("query_start_loc", query_start_loc, seqs + 1)))
+    if isinstance(max_query_len, bool) or not isinstance(max_query_len, int) or max_query_len < 0:
+        raise registry.LaunchError("hk.ops.%s: max_query_len is %r; it must be an int >= 0" % (op, max_query_len))
+    if seqs == 0 or query.shape[0] == 0 or max_query_len == 0:
+        return
+    kernel = prefill_kernel(d, heads // kv_heads, bs)
+    kernel(registry.rows(op, "query", query, d), _blocks(op, "key_cache", key_cache),
+           _blocks(op, "value_cache", value_cache), block_tables.contiguous(), seq_lens.contiguous(),
+           query_start_loc.contiguous(), registry.rows(op, "out", out, d, writable=True), float(scale),
+           int(max_query_len))
 
 
 def _blocks(op, name, cache):
@@ -197,7 +317,28 @@ def _decode_out(out, query, key_cache, value_cache, block_tables, seq_lens, scal
     launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, out)
 
 
+def _prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale):
+    out = torch.empty(query.shape, dtype=query.dtype, device=query.device)
+    launch_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale, out)
+    return out
+
+
+def _prefill_out(out, query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale):
+    launch_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale, out)
+
+
+PREFILL_ARGS = ("Tensor query, Tensor key_cache, Tensor value_cache, Tensor block_tables, Tensor seq_lens, "
+                "Tensor query_start_loc, int max_query_len, float scale")
+
 OPS = {
+    "paged_attention_prefill": registry.define(
+        "paged_attention_prefill", "(%s) -> Tensor" % PREFILL_ARGS, _prefill,
+        lambda query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale:
+            torch.empty(query.shape, dtype=query.dtype, device=query.device)),
+    "paged_attention_prefill_out": registry.define(
+        "paged_attention_prefill_out", "(Tensor(a!) out, %s) -> ()" % PREFILL_ARGS, _prefill_out,
+        lambda out, query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale:
+            None, mutates=("out",)),
     "paged_attention_decode": registry.define(
         "paged_attention_decode",
         "(Tensor query, Tensor key_cache, Tensor value_cache, Tensor block_tables, Tensor seq_lens, float scale) "

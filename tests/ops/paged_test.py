@@ -1,9 +1,10 @@
-"""hk.ops.paged_attention_decode against attention computed in torch on each sequence's keys and
-values gathered from vLLM's paged cache by its block table: grouped-query heads (1 to 32 query
-heads per K/V head), head sizes 64 and 128, block sizes 16 and 32, ragged sequence lengths (one
-token, a partial last block, a sequence of none), blocks in any order; on the interpreter and
-the emulator (gfx1100, gfx950); opcheck, what it refuses, and its kernels through the gates on
-every target."""
+"""hk.ops.paged_attention_decode and _prefill against attention computed in torch on each
+sequence's keys and values gathered from vLLM's paged cache by its block table: grouped-query
+heads (1 to 32 query heads per K/V head), head sizes 64 and 128, block sizes 16 and 32, ragged
+sequence lengths (one token, a partial last block, a sequence of none), blocks in any order;
+prefill with cached context before the new tokens or none, and sequences of no new tokens; on
+the interpreter and the emulator (gfx1100, gfx950); opcheck, what they refuse, and their kernels
+through the gates on every target."""
 
 import pytest
 import torch
@@ -106,4 +107,79 @@ def test_opcheck(interp):
 def test_its_kernels_pass_the_gates(arch):
     for d, group, bs in ((64, 4, 16), (128, 8, 16), (128, 1, 32)):
         built = paged.decode_kernel(d, group, bs).build(arch, divisors=64)
+        assert built.meta.spills == 0, built.report()
+
+
+def prefill_case(new, cached, heads, kv_heads, d, bs, blocks=40, seed=1):
+    """Sequences of `new[s]` new tokens after `cached[s]` cached ones: the queries, the cache
+    (holding every token), block tables, seq_lens and query_start_loc."""
+    g = torch.Generator().manual_seed(seed)
+    lens = [n + c for n, c in zip(new, cached)]
+    q = torch.randn(sum(new), heads, d, generator=g).to(torch.bfloat16)
+    kc = torch.randn(blocks, bs, kv_heads, d, generator=g).to(torch.bfloat16)
+    vc = torch.randn(blocks, bs, kv_heads, d, generator=g).to(torch.bfloat16)
+    most = max(max(-(-n // bs) for n in lens), 1)
+    order = torch.randperm(blocks, generator=g)  # each sequence its own blocks, in any order
+    tables = torch.stack([order[most * s:most * (s + 1)] for s in range(len(new))]).to(torch.int32)
+    starts = torch.tensor([0] + list(torch.tensor(new).cumsum(0)), dtype=torch.int32)
+    return q, kc, vc, tables, torch.tensor(lens, dtype=torch.int32), starts, max(new)
+
+
+def prefill_reference(q, kc, vc, tables, lens, starts, scale):
+    _, heads, d = q.shape
+    _, bs, kv_heads, _ = kc.shape
+    out = torch.zeros(q.shape)
+    for s in range(len(lens)):
+        a, b, n = int(starts[s]), int(starts[s + 1]), int(lens[s])
+        if a == b:
+            continue
+        blocks = tables[s, :(n + bs - 1) // bs].long()
+        k = kc[blocks].reshape(-1, kv_heads, d)[:n].float().repeat_interleave(heads // kv_heads, 1)
+        v = vc[blocks].reshape(-1, kv_heads, d)[:n].float().repeat_interleave(heads // kv_heads, 1)
+        mask = torch.ones(b - a, n, dtype=torch.bool).tril(n - (b - a))  # token i sees keys up to its own
+        out[a:b] = torch.nn.functional.scaled_dot_product_attention(
+            q[a:b].float().transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1), attn_mask=mask,
+            scale=scale).transpose(0, 1)
+    return out.to(q.dtype)
+
+
+@pytest.mark.parametrize("heads, kv_heads, d, bs", [(4, 2, 64, 16), (2, 2, 128, 32), (8, 1, 64, 16)])
+def test_prefill_on_the_interpreter(interp, heads, kv_heads, d, bs):
+    # A prompt of no cached tokens, one after cached context (not block aligned), one token after
+    # many, a sequence of no new tokens, and more than 16 queries.
+    args = prefill_case([20, 7, 1, 0, 35], [0, 45, 60, 10, 3], heads, kv_heads, d, bs)
+    scale = d ** -0.5
+    want = prefill_reference(*args[:6], scale)
+    close(torch.ops.hk.paged_attention_prefill(*args, scale), want)
+    out = torch.full_like(args[0], 9.0)
+    torch.ops.hk.paged_attention_prefill_out(out, *args, scale)
+    close(out, want)
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
+def test_prefill_on_the_emulator(monkeypatch, arch):
+    monkeypatch.setenv("HK_DEVICE", "emu")
+    monkeypatch.setenv("HK_ARCH", arch)
+    for heads, kv_heads, d, bs in ((4, 2, 64, 16), (2, 1, 128, 32)):
+        args = prefill_case([18, 5, 0], [0, 40, 9], heads, kv_heads, d, bs)
+        close(torch.ops.hk.paged_attention_prefill(*args, 0.1), prefill_reference(*args[:6], 0.1))
+
+
+def test_prefill_opcheck_and_refusals(interp):
+    args = prefill_case([5, 9], [3, 0], 4, 2, 64, 16)
+    torch.library.opcheck(torch.ops.hk.paged_attention_prefill.default, (*args, 0.125))
+    torch.library.opcheck(torch.ops.hk.paged_attention_prefill_out.default, (torch.empty_like(args[0]), *args, 0.125))
+    q, kc, vc, tables, lens, starts, most = args
+    with pytest.raises(LaunchError, match="query_start_loc is torch.int32 \\(2,\\).*3 rows"):
+        torch.ops.hk.paged_attention_prefill(q, kc, vc, tables, lens, starts[:2], most, 0.1)
+    with pytest.raises(LaunchError, match="max_query_len is -1"):
+        torch.ops.hk.paged_attention_prefill(q, kc, vc, tables, lens, starts, -1, 0.1)
+    with pytest.raises(LaunchError, match="query and out are \\[tokens, heads, head_size\\]"):
+        torch.ops.hk.paged_attention_prefill(q[0], kc, vc, tables, lens, starts, most, 0.1)
+
+
+@pytest.mark.parametrize("arch", facts.archs())
+def test_the_prefill_kernels_pass_the_gates(arch):
+    for d, group, bs in ((64, 4, 16), (128, 1, 32)):
+        built = paged.prefill_kernel(d, group, bs).build(arch, divisors=64)
         assert built.meta.spills == 0, built.report()
