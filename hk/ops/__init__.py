@@ -22,7 +22,8 @@ Elementwise (any shape; bf16, fp16 or fp32; computed in fp32), each also as NAME
 
 GEMM (bf16 or fp16, fp32 accumulation), also as linear_out(out, ...):
 
-    linear(x, weight, bias=None)              x @ weightᵀ (+ bias); weight [N, K], rows may be padded
+    linear(x, weight, bias=None)              x @ weightᵀ (+ bias); weight [N, K], rows may be padded;
+                                              up to 32 rows of x: split-K, the parts summed in one order
 
 Rotary position embedding, in place (vLLM's rotary_embedding):
 

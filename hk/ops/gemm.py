@@ -21,6 +21,11 @@ is ever tested; narrower rows move in pieces of the divisor, and linear then run
 
     linear(x, weight, bias=None)    x @ weightᵀ (+ bias): x [..., K], weight [N, K] (rows may be
                                     padded, as vLLM pads gfx11 weights to K + 64), bf16 or fp16
+
+A decode's linear (up to 32 rows of x, a long K) would run a handful of workgroups, each reading
+its columns of the weight over all of K: it runs split-K instead (split_k: K in parts over about
+128 workgroups, 32 rows each), its fp32 parts (a workspace from torch's allocator) summed with
+the bias by split_sum_kernel in one fixed order, so that results do not depend on timing.
 """
 
 import functools
@@ -52,7 +57,7 @@ def widest_k(dtype):
 
 
 @functools.lru_cache(maxsize=None)
-def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False, waves=None):
+def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False, waves=None, split=False):
     """The fast kernel for `dtype` operands (bf16 or fp16) and an `out` C: C = A·Bᵀ with B N x K
     (form "ABt"), or C = A·B with B K x N (form "AB"). A·B needs B's columns along each lane:
     where the target reads LDS transposed (gfx950) B's tiles are stored as they are and read in
@@ -62,9 +67,16 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False, waves=N
     elements per MMA, and holds half the staging registers. With `with_bias` the kernel takes a
     bias after B (one value per column of C, in `dtype`), added in fp32 before C is written.
     KSTEP 0 is the widest K of the target's matrix instruction for `dtype`. Operands whose rows
-    are not 16-byte multiples fit every target's registers with the constants PIECES."""
+    are not 16-byte multiples fit every target's registers with the constants PIECES.
+
+    split=True gives the split-K kernel instead (out fp32, no bias): C's part from `per` K steps
+    at each batch index of its output, 32 rows of C per workgroup by default; split_sum_kernel
+    sums the parts. What decode (a few rows of A, a long K) needs to spread the weight's reads
+    over many workgroups."""
     if form not in ("ABt", "AB"):
         raise ValueError("form is 'ABt' or 'AB', not %r" % (form,))
+    if split and (with_bias or out != hk.fp32):
+        raise ValueError("the split-K kernel writes fp32 parts with no bias (split_sum_kernel adds it)")
     name = "gemm" if (dtype, out, form, with_bias) == (hk.bf16, hk.fp32, "ABt", False) else "gemm_%s_%s_%s%s" % (
         form, dtype.name, out.name, "_bias" if with_bias else "")
     b_major = form == "AB"
@@ -79,7 +91,9 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False, waves=N
         return hk.tile_coord(0, 0, k, bx) if b_major else hk.tile_coord(0, 0, bx, k)
 
     @hk.func
-    def product(a, b, bias, c, BM, BN, BK, KSTEP, UNROLL):
+    def product(a, b, bias, c, BM, BN, BK, KSTEP, UNROLL, split=None):
+        # split: (its index, K steps per split): C's part from those steps of K only, written
+        # at batch index `split` of c (summed by split_sum_kernel).
         KSTEP = KSTEP or widest_k(dtype)
         bx = hk.arch.block_idx.x
         by = hk.arch.block_idx.y
@@ -94,14 +108,19 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False, waves=N
         transpose = b_major and not b_cols
         acc = hk.zeros(hk.RT(hk.fp32, BM // WM, BN // 2))
         steps = hk.cdiv(a.cols, BK)
-        hk.lds.commit(a_lds, 0, hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, 0)))
-        hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(0, bx), transpose=transpose))
+        k0, part = 0, 0
+        if split is not None:
+            part, per = split
+            k0 = part * per
+            steps = hk.maximum(hk.minimum(steps - k0, per), 0)
+        hk.lds.commit(a_lds, 0, hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k0)))
+        hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(k0, bx), transpose=transpose))
         hk.arch.barrier()
         for k in hk.range(steps, unroll=UNROLL):
             buf = k % 2
             # The next step's tiles (zeros past the last), in flight while this step multiplies.
-            a_next = hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k + 1))
-            b_next = hk.lds.issue(b_lds, b, b_tile(k + 1, bx), transpose=transpose)
+            a_next = hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k0 + k + 1))
+            b_next = hk.lds.issue(b_lds, b, b_tile(k0 + k + 1, bx), transpose=transpose)
             for kk in range(BK // KSTEP):
                 ta = a_lds[buf].subtile(BM // WM, KSTEP, wm, kk).load(hk.RT(dtype, BM // WM, KSTEP))
                 if b_cols:
@@ -115,7 +134,7 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False, waves=N
             hk.arch.barrier()
         if bias is not None:
             acc = hk.add_col(acc, bias[0, 0, 0, bx * 2 + wn].load(hk.RV(dtype, BN // 2, "row")).to(hk.fp32))
-        c[0, 0, by * WM + wm, bx * 2 + wn] = acc if out == hk.fp32 else acc.to(out)
+        c[part, 0, by * WM + wm, bx * 2 + wn] = acc if out == hk.fp32 else acc.to(out)
 
     grid = lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM))  # noqa: E731
     schedule = AB_SCHEDULE if b_major else None
@@ -130,10 +149,62 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False, waves=N
                  BM=32 * waves, BN=128, BK=32, KSTEP=0, UNROLL=2):
             product(a, b, None, c, BM, BN, BK, KSTEP, UNROLL)
 
+    if split:
+        # C's parts from runs of K: parts [splits, M, N] fp32, `per` K steps each.
+        @hk.kernel(grid=lambda p: (hk.cdiv(p.parts.cols, p.BN), hk.cdiv(p.parts.rows, p.BM), p.parts.batch),
+                   warps=waves, name=name + "_split", schedule=schedule)
+        def gemm_split(a: hk.Tensor[dtype], b: hk.Tensor[dtype], parts: hk.Tensor[hk.fp32], per: int, *,
+                       BM=32, BN=128, BK=32, KSTEP=0, UNROLL=2):
+            product(a, b, None, parts, BM, BN, BK, KSTEP, UNROLL, split=(hk.arch.block_idx.z, per))
+
+        return gemm_split
     return gemm
 
 
+@functools.lru_cache(maxsize=None)
+def split_sum_kernel(out=hk.bf16, with_bias=False):
+    """c = the sum of parts [splits, M, N] over the splits (+ bias per column), in `out`: the
+    cross-workgroup reduction of a split-K product, in one fixed order (deterministic)."""
+    name = "split_sum_%s%s" % (out.name, "_bias" if with_bias else "")
+
+    @hk.func
+    def total(parts, bias, c):
+        bx, by = hk.arch.block_idx.x, hk.arch.block_idx.y
+        acc = hk.zeros(hk.RT(hk.fp32, 16, 64))
+        for s in hk.range(parts.batch):
+            acc = acc + parts[s, 0, by, bx].load(hk.RT(hk.fp32, 16, 64))
+        if bias is not None:
+            acc = hk.add_col(acc, bias[0, 0, 0, bx].load(hk.RV(out, 64, "row")).to(hk.fp32))
+        c[0, 0, by, bx] = acc.to(out)
+
+    grid = lambda p: (hk.cdiv(p.c.cols, 64), hk.cdiv(p.c.rows, 16))  # noqa: E731
+    if with_bias:
+        @hk.kernel(grid=grid, name=name)
+        def split_sum(parts: hk.Tensor[hk.fp32], bias: hk.Tensor[out], c: hk.Tensor[out]):
+            total(parts, bias, c)
+    else:
+        @hk.kernel(grid=grid, name=name)
+        def split_sum(parts: hk.Tensor[hk.fp32], c: hk.Tensor[out]):
+            total(parts, None, c)
+    return split_sum
+
+
 # torch operators -------------------------------------------------------------------------------
+
+# Decode's split-K: up to DECODE_ROWS rows of x, K in parts of at least SPLIT_STEPS steps of
+# BK = 32, enough parts for about SPLIT_WORKGROUPS workgroups in all.
+DECODE_ROWS, SPLIT_STEPS, SPLIT_WORKGROUPS = 32, 8, 128
+
+
+def split_k(m, n, k, bn=128, bk=32):
+    """(parts, steps per part) for an m x n x k product: (1, all) unless it is a decode's."""
+    steps = -(-k // bk)
+    if m > DECODE_ROWS:
+        return 1, steps
+    want = max(1, min(SPLIT_WORKGROUPS // -(-n // bn), steps // SPLIT_STEPS))
+    per = -(-steps // want)
+    return -(-steps // per), per
+
 
 def launch_linear(x, weight, bias, out):
     """out = x @ weightᵀ (+ bias) through the GEMM (A·Bᵀ, fp32 accumulation, out in x's dtype)."""
@@ -161,8 +232,19 @@ def launch_linear(x, weight, bias, out):
     a = registry.rows(op, "x", x, k)
     b = registry.rows(op, "weight", weight, k)
     c = registry.rows(op, "out", out, n, writable=True)
-    kernel = gemm_kernel(dtype, dtype, "ABt", bias is not None)
     schedule = PIECES if in_pieces(a, b) else {}
+    splits, per = split_k(a.shape[0], n, k)
+    if splits > 1:
+        # Decode: the parts of K summed by a second kernel, in one order.
+        parts = torch.empty(splits, a.shape[0], n, dtype=torch.float32, device=x.device)
+        gemm_kernel(dtype, hk.fp32, "ABt", split=True)(a, b, parts, per, **schedule)
+        total = split_sum_kernel(dtype, bias is not None)
+        if bias is not None:
+            total(parts, bias.contiguous(), c)
+        else:
+            total(parts, c)
+        return
+    kernel = gemm_kernel(dtype, dtype, "ABt", bias is not None)
     if bias is not None:
         kernel(a, b, bias.contiguous(), c, **schedule)
     else:

@@ -113,3 +113,33 @@ def test_rows_in_pieces_are_told_apart():
     assert not gemm.in_pieces(x, x[:, :32])
     assert gemm.in_pieces(x, x[:, :36])        # 72-byte rows
     assert gemm.in_pieces(x[:, 1:9])           # 16-byte rows starting 2 bytes in
+
+
+@pytest.mark.parametrize("device, arch", [("interp", "gfx1100"), ("emu", "gfx1100"), ("emu", "gfx950")])
+def test_decode_sums_its_parts_of_k(monkeypatch, device, arch):
+    # A few rows and a long K: K in parts over many workgroups, summed by a second kernel.
+    monkeypatch.setenv("HK_DEVICE", device)
+    monkeypatch.setenv("HK_ARCH", arch)
+    for m, n, k, dtype in ((1, 256, 1024, torch.bfloat16), (7, 200, 2056, torch.float16), (32, 70, 45 * 13, torch.bfloat16)):
+        assert gemm.split_k(m, n, k)[0] > 1
+        x, w, bias = operands(m, n, k, dtype, padded=True)
+        close(torch.ops.hk.linear(x, w, bias), reference(x, w, bias), k)
+        close(torch.ops.hk.linear(x, w), reference(x, w, None), k)
+
+
+def test_how_k_is_split():
+    assert gemm.split_k(33, 4096, 4096) == (1, 128)                # not a decode: one part
+    assert gemm.split_k(1, 4096, 4096) == (4, 32)                  # 32 column tiles x 4 parts
+    assert gemm.split_k(1, 128, 200) == (1, 7)                     # too short to split
+    parts, per = gemm.split_k(16, 512, 4000)
+    assert parts * per >= 125 > (parts - 1) * per and per >= gemm.SPLIT_STEPS
+
+
+@pytest.mark.parametrize("arch", facts.archs())
+def test_the_decode_kernels_pass_the_gates(arch):
+    for div, schedule in ((64, {}), (1, gemm.PIECES)):
+        built = gemm.gemm_kernel(hk.bf16, hk.fp32, "ABt", split=True).build(arch, divisors=div, **schedule)
+        assert built.meta.spills == 0, built.report()
+    for dtype in (hk.bf16, hk.fp16):
+        for bias in (False, True):
+            assert gemm.split_sum_kernel(dtype, bias).build(arch, divisors=64).meta.spills == 0
