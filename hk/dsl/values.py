@@ -405,6 +405,24 @@ class _Register(_Typed):
     def __truediv__(self, o): return self._binary("div", o)
     def __rtruediv__(self, o): return self._binary("div", o, True)
 
+    # Bitwise, on i32 tiles and vectors: shifts by the amount modulo 32, >> arithmetic.
+    def _bitwise(self, fn, other, reverse=False):
+        if self.spec.dtype != types.i32:
+            raise TraceError("%s is defined on i32 tiles and vectors, not %s" % (fn, describe(self.spec)),
+                             hint="convert with .to(hk.i32) first")
+        return self._binary(fn, other, reverse)
+
+    def __and__(self, o): return self._bitwise("band", o)
+    def __rand__(self, o): return self._bitwise("band", o, True)
+    def __or__(self, o): return self._bitwise("bor", o)
+    def __ror__(self, o): return self._bitwise("bor", o, True)
+    def __xor__(self, o): return self._bitwise("bxor", o)
+    def __rxor__(self, o): return self._bitwise("bxor", o, True)
+    def __lshift__(self, o): return self._bitwise("shl", o)
+    def __rlshift__(self, o): return self._bitwise("shl", o, True)
+    def __rshift__(self, o): return self._bitwise("shr", o)
+    def __rrshift__(self, o): return self._bitwise("shr", o, True)
+
     def __pow__(self, o):
         from hk.dsl.ops import _pow
 

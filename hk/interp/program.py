@@ -20,7 +20,7 @@ ENUMS = {
     "extent": ("batch", "depth", "rows", "cols"),
     "unary": ("exp", "exp2", "log", "log2", "abs", "neg", "relu", "gelu", "silu", "sqrt", "rsqrt",
               "round", "floor", "sin", "cos", "tanh", "sigmoid", "exp2_ftz"),
-    "binary": ("add", "sub", "mul", "div", "max", "min", "pow"),
+    "binary": ("add", "sub", "mul", "div", "max", "min", "pow", "band", "bor", "bxor", "shl", "shr"),
     "cmp": ("eq", "ne", "lt", "le", "gt", "ge"),
     "reduce": ("sum", "max", "min"),
     "mma": ("AB", "ABt", "AtB", "AtBt"),

@@ -212,6 +212,12 @@ def binary(fn, a, b, dtype):
         r = N.fmin(x, y)
     elif fn == "pow":
         r = torch.pow(x, y)
+    elif fn in ("band", "bor", "bxor"):
+        r = {"band": torch.bitwise_and, "bor": torch.bitwise_or, "bxor": torch.bitwise_xor}[fn](x, y)
+    elif fn in ("shl", "shr"):
+        # The amount modulo 32, as the hardware shifts; shr arithmetic; shl wraps (in int64).
+        y = y & 31
+        r = (x << y) if fn == "shl" else (x >> y)
     else:
         raise NotImplementedError("interpreter has no binary %s" % fn)
     return out(r, dtype)

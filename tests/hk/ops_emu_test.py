@@ -71,6 +71,19 @@ def conversions(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], ob: hk.Tensor[hk.b
 
 
 @hk.kernel(grid=(1,))
+def bitwise(x: hk.Tensor[hk.i32], y: hk.Tensor[hk.i32], o: hk.Tensor[hk.i32]):
+    t = x[0, 0, 0, 0].load(hk.RT(hk.i32, 16, 64))
+    u = y[0, 0, 0, 0].load(hk.RT(hk.i32, 16, 64))
+    o[0, 0, 0, 0] = t & u
+    o[1, 0, 0, 0] = t | 0x0F0
+    o[2, 0, 0, 0] = t ^ u
+    o[3, 0, 0, 0] = (t >> 28) & 0xF  # the top nibble of negative words too
+    o[4, 0, 0, 0] = t << 5
+    o[5, 0, 0, 0] = t >> u  # amounts modulo 32
+    o[6, 0, 0, 0] = 1 << (u & 7)
+
+
+@hk.kernel(grid=(1,))
 def finite_conversions(x: hk.Tensor[hk.fp32], a: hk.Tensor[hk.bf16], b: hk.Tensor[hk.bf16],
                        ob: hk.Tensor[hk.bf16]):
     # finite=True through each path of the conversion: in place, across lanes, and an
@@ -260,6 +273,30 @@ def test_conversions_and_transpose(monkeypatch, arch):
         assert torch.equal(got[2][0], x.to(torch.bfloat16))  # round to nearest even, exactly
         assert torch.equal(got[2][1], x.to(torch.bfloat16) + x.to(torch.bfloat16))
         assert torch.equal(got[1], x.t())
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_bitwise_operations_on_i32_tiles(monkeypatch, arch):
+    x = torch.randint(-2 ** 31, 2 ** 31 - 1, (16, 64), dtype=torch.int64).to(torch.int32)
+    y = torch.randint(0, 70, (16, 64), dtype=torch.int32)
+    interp, emu = both(monkeypatch, arch, bitwise, lambda: (x.clone(), y.clone(), torch.zeros(7, 16, 64, dtype=torch.int32)))
+    wide = x.to(torch.int64)
+    want = [x & y, x | 0x0F0, x ^ y, (x >> 28) & 0xF, ((wide << 5) & 0xFFFFFFFF).to(torch.int64),
+            x >> (y & 31), 1 << (y & 7)]
+    want[4] = torch.where(want[4] >= 2 ** 31, want[4] - 2 ** 32, want[4]).to(torch.int32)
+    for got in (interp, emu):
+        for i, w in enumerate(want):
+            assert torch.equal(got[2][i], w.to(torch.int32)), i
+
+
+def test_bitwise_operations_are_for_i32():
+    @hk.kernel(grid=(1,))
+    def on_floats(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+        t = x[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 16))
+        o[0, 0, 0, 0] = t & t
+
+    with pytest.raises(hk.errors.TraceError, match="band is defined on i32 tiles and vectors"):
+        on_floats.trace("gfx1100")
 
 
 @pytest.mark.parametrize("arch", ARCHS)

@@ -45,10 +45,13 @@ def HK_UnaryFn : HK_Enum<"UnaryFn", "elementwise unary function", [
   I32EnumAttrCase<"floor", 12>, I32EnumAttrCase<"sin", 13>, I32EnumAttrCase<"cos", 14>,
   I32EnumAttrCase<"tanh", 15>, I32EnumAttrCase<"sigmoid", 16>, I32EnumAttrCase<"exp2_ftz", 17>]>;
 
+// band .. shr: bitwise, on integer elements only; shifts take the amount modulo the width (the
+// hardware's), shr is arithmetic.
 def HK_BinaryFn : HK_Enum<"BinaryFn", "elementwise binary function", [
   I32EnumAttrCase<"add", 0>, I32EnumAttrCase<"sub", 1>, I32EnumAttrCase<"mul", 2>,
   I32EnumAttrCase<"div", 3>, I32EnumAttrCase<"max", 4>, I32EnumAttrCase<"min", 5>,
-  I32EnumAttrCase<"pow", 6>]>;
+  I32EnumAttrCase<"pow", 6>, I32EnumAttrCase<"band", 7>, I32EnumAttrCase<"bor", 8>,
+  I32EnumAttrCase<"bxor", 9>, I32EnumAttrCase<"shl", 10>, I32EnumAttrCase<"shr", 11>]>;
 
 def HK_CmpPredicate : HK_Enum<"CmpPredicate", "elementwise comparison", [
   I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>, I32EnumAttrCase<"lt", 2>,

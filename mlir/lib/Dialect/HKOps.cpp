@@ -286,12 +286,20 @@ static LogicalResult verifyScalarOperand(Operation *op, Type element, Type scala
   return success();
 }
 
+static bool isBitwise(BinaryFn fn) {
+  return fn == BinaryFn::band || fn == BinaryFn::bor || fn == BinaryFn::bxor || fn == BinaryFn::shl ||
+         fn == BinaryFn::shr;
+}
+
 LogicalResult BinaryOp::verify() {
   Type lhs = getLhs().getType(), rhs = getRhs().getType();
   if (shapeOf(lhs).element.isSignlessInteger(1))
     return emitOpError() << "arithmetic is not defined on masks";
   if (getFn() == BinaryFn::pow && !isFloat(shapeOf(lhs).element))
     return emitOpError() << "expected a floating-point operand for pow but got "
+                         << shapeOf(lhs).element;
+  if (isBitwise(getFn()) && !shapeOf(lhs).element.isSignlessInteger(32))
+    return emitOpError() << "expected an i32 operand for " << stringifyBinaryFn(getFn()) << " but got "
                          << shapeOf(lhs).element;
   if (isa<RegisterTileType, RegisterVectorType>(rhs))
     return expectSameShape(*this, "rhs", lhs, rhs);
@@ -335,8 +343,8 @@ static LogicalResult verifyVectorOfTile(Operation *op, RegisterVectorType vec, R
 }
 
 LogicalResult BroadcastBinaryOp::verify() {
-  if (getFn() == BinaryFn::pow)
-    return emitOpError() << "pow is not a row or column operation";
+  if (getFn() == BinaryFn::pow || isBitwise(getFn()))
+    return emitOpError() << stringifyBinaryFn(getFn()) << " is not a row or column operation";
   return verifyVectorOfTile(*this, getVec().getType(), getTile().getType(), "a tile");
 }
 

@@ -474,6 +474,22 @@ func.func @f(%v: !hk.rv<f32, 16, col>) {
 
 // -----
 
+func.func @f(%t: !hk.rt<f32, 16x64, row>) {
+  // expected-error @+1 {{'hk.binary' op expected an i32 operand for band but got 'f32'}}
+  %r = hk.binary band %t, %t : !hk.rt<f32, 16x64, row>, !hk.rt<f32, 16x64, row>
+  return
+}
+
+// -----
+
+func.func @f(%t: !hk.rt<i32, 16x64, row>, %v: !hk.rv<i32, 16, col>) {
+  // expected-error @+1 {{'hk.broadcast_binary' op shl is not a row or column operation}}
+  %r = hk.broadcast_binary shl %t, %v : !hk.rt<i32, 16x64, row>, !hk.rv<i32, 16, col>
+  return
+}
+
+// -----
+
 func.func @f(%t: !hk.rt<bf16, 16x64, row>) {
   // expected-error @+1 {{'hk.cast' op finite narrows f32 to bf16 or f16, not 'bf16' to 'f32'}}
   %r = hk.cast %t finite : !hk.rt<bf16, 16x64, row> -> !hk.rt<f32, 16x64, row>

@@ -208,6 +208,8 @@ func.func @reductions_and_conversions(%t: !hk.rt<f32, 16x64, row>, %acc: !hk.rv<
   %2 = hk.reduce min %t : !hk.rt<f32, 16x64, row> -> !hk.rv<f32, 64, row>
   // CHECK: hk.cast %{{.*}} : !hk.rt<f32, 16x64, row> -> !hk.rt<bf16, 16x64, col>
   %3 = hk.cast %t : !hk.rt<f32, 16x64, row> -> !hk.rt<bf16, 16x64, col>
+  // CHECK: hk.binary shr %{{.*}}, %{{.*}} : !hk.rt<i32, 16x64, row>, !hk.rt<i32, 16x64, row>
+  %7 = hk.binary shr %offs, %offs : !hk.rt<i32, 16x64, row>, !hk.rt<i32, 16x64, row>
   // CHECK: hk.cast %{{.*}} finite : !hk.rt<f32, 16x64, row> -> !hk.rt<bf16, 16x64, col>
   %6 = hk.cast %t finite : !hk.rt<f32, 16x64, row> -> !hk.rt<bf16, 16x64, col>
   // CHECK: hk.transpose %{{.*}} : !hk.rt<f32, 16x64, row> -> !hk.rt<f32, 64x16, row>

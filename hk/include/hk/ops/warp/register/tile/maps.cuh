@@ -169,6 +169,23 @@ struct op_min {
 struct op_pow {
   HK_DEV float operator()(float x, float y) const { return ::powf(x, y); }
 };
+// Bitwise, on int32 elements (what unpacks quantized weights): shifts by the amount modulo 32,
+// as v_lshlrev_b32 / v_ashrrev_i32 do (the mask costs nothing); shr is arithmetic.
+struct op_band {
+  HK_DEV int operator()(int x, int y) const { return x & y; }
+};
+struct op_bor {
+  HK_DEV int operator()(int x, int y) const { return x | y; }
+};
+struct op_bxor {
+  HK_DEV int operator()(int x, int y) const { return x ^ y; }
+};
+struct op_shl {
+  HK_DEV int operator()(int x, int y) const { return static_cast<int>(static_cast<uint32_t>(x) << (y & 31)); }
+};
+struct op_shr {
+  HK_DEV int operator()(int x, int y) const { return x >> (y & 31); }
+};
 }  // namespace detail
 
 #define HK_BINARY(NAME, OP)                                                                     \
@@ -184,6 +201,11 @@ HK_BINARY(div, detail::op_div)
 HK_BINARY(max, detail::op_max)
 HK_BINARY(min, detail::op_min)
 HK_BINARY(pow, detail::op_pow)
+HK_BINARY(band, detail::op_band)
+HK_BINARY(bor, detail::op_bor)
+HK_BINARY(bxor, detail::op_bxor)
+HK_BINARY(shl, detail::op_shl)
+HK_BINARY(shr, detail::op_shr)
 #undef HK_BINARY
 
 // ---- comparisons and select -----------------------------------------------------------------
