@@ -87,6 +87,16 @@ def cases(m, tokens, device):
          lambda: F.linear(gate_up[:, :m.mlp].float(), w_down.float()).to(BF16), gemm_tol),
     ]
 
+    # The output projection as an AWQ checkpoint has it: 4-bit weights, groups of 128, fp16.
+    words = lambda rows, cols: torch.randint(-2 ** 31, 2 ** 31 - 1, (rows, cols), generator=g,  # noqa: E731
+                                             dtype=torch.int64).to(torch.int32).to(device)
+    x16 = x.to(torch.float16)
+    qweight, qzeros = words(m.hidden, m.hidden // 8), words(m.hidden // 128, m.hidden // 8)
+    qscales = (torch.rand(m.hidden // 128, m.hidden, generator=g) * 0.01).to(torch.float16).to(device)
+    out.append(("awq_gemm (o_proj)", "%dx%d . 4-bit %dx%d, groups of 128" % (tokens, m.hidden, m.hidden, m.hidden),
+                lambda: torch.ops.hk.awq_gemm(x16, qweight, qscales, qzeros),
+                lambda: hk.ops.awq.reference(x16, qweight, qscales, qzeros), gemm_tol))
+
     positions = torch.randint(0, 4096, (tokens,), generator=g).to(device)
     cache = rnd(4096, m.head)
     qkv = rnd(tokens, q_size + 2 * kv_size)

@@ -25,6 +25,11 @@ GEMM (bf16 or fp16, fp32 accumulation), also as linear_out(out, ...):
     linear(x, weight, bias=None)              x @ weightᵀ (+ bias); weight [N, K], rows may be padded;
                                               up to 32 rows of x: split-K, the parts summed in one order
 
+W4A16 GEMM for AWQ checkpoints (fp16 or bf16 x), also as awq_gemm_out(out, ...):
+
+    awq_gemm(x, qweight, scales, qzeros)      x [..., K] @ W, W = (q - z) * s from qweight [K, N/8]
+                                              (AWQ's nibble order), qzeros [K/G, N/8], scales [K/G, N]
+
 Rotary position embedding, in place (vLLM's rotary_embedding):
 
     rotary_embedding(positions, query, key, head_size, cos_sin_cache, is_neox)
@@ -68,7 +73,7 @@ flash_attention on the calls it covers and torch's SDPA on the others (hk.ops.sd
 which and why).
 """
 
-from hk.ops import attention, elementwise, gemm, indexed, norms, paged, quantize, rotary, training
+from hk.ops import attention, awq, elementwise, gemm, indexed, norms, paged, quantize, rotary, training
 from hk.ops import registry
 from hk.ops.sdpa import route as sdpa_route, sdpa
 
@@ -76,7 +81,7 @@ OPS = dict(norms.OPS)
 OPS.update(elementwise.OPS)
 OPS.update(gemm.OPS)
 OPS.update(attention.OPS)
-for _module in (rotary, indexed, training, quantize, paged):
+for _module in (rotary, indexed, training, quantize, paged, awq):
     OPS.update(_module.OPS)
 
 for _name, _op in OPS.items():

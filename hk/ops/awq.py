@@ -1,0 +1,131 @@
+"""The W4A16 GEMM for AWQ checkpoints: out = x · W with W dequantized from 4-bit weights on the
+fly, as vLLM's awq_gemm computes it.
+
+    awq_gemm(x, qweight, scales, qzeros) -> out
+        x [..., K] fp16 or bf16; qweight [K, N/8] int32, each word 8 columns' 4-bit weights in
+        AWQ's order (column 8j + c in the nibble at bits 4·REVERSE_ORDER[c]); qzeros [K/G, N/8]
+        int32, the zero points packed the same way; scales [K/G, N] in x's dtype; group size G
+        = K / scales.shape[0], a multiple of 32. W[k, n] = (q[k, n] - z[k/G, n]) · s[k/G, n].
+    awq_gemm_out(out, x, qweight, scales, qzeros)
+
+A wave owns 16 rows of x and 16 packed columns (128 columns of out): it loads each 32 x 16 tile
+of packed words once, in the col layout of a matrix operand, and for each of the 8 nibble
+positions extracts, dequantizes (fp32, then rounded to x's dtype, as the reference dequantizes)
+and multiplies: 8 accumulators, one per position c, hold out's columns 8j + c. They are written
+as 8 planes ([8, M, N/8]) that the op interleaves into out.
+"""
+
+import functools
+
+import torch
+
+import hk
+from hk.ops import registry
+
+# The nibble of column 8j + c of a packed word is at bits 4 * REVERSE_ORDER[c] (AWQ packs
+# columns 0, 2, 4, 6, 1, 3, 5, 7 into nibbles 0..7).
+REVERSE_ORDER = (0, 4, 1, 5, 2, 6, 3, 7)
+BK = 16  # K per step: a group is a whole number of steps
+
+
+@functools.lru_cache(maxsize=None)
+def awq_kernel(dtype, G):
+    """x's dtype (bf16 or fp16) and the group size G (a multiple of BK)."""
+    if G % BK:
+        raise ValueError("the group size is a multiple of %d, not %d" % (BK, G))
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.planes.cols, 16), hk.cdiv(p.planes.rows, 16)),
+               name="awq_gemm_%s_g%d" % (dtype.name, G))
+    def awq_gemm(x: hk.Tensor[dtype], q: hk.Tensor[hk.i32], z: hk.Tensor[hk.i32], s: hk.Tensor[dtype],
+                 planes: hk.Tensor[dtype]):
+        # x [M, K]; q [K, N/8]; z [K/G, N/8]; s [8, K/G, N/8] (plane c: the scales of columns
+        # 8j + c); planes [8, M, N/8] (plane c: out's columns 8j + c).
+        bx, by = hk.arch.block_idx.x, hk.arch.block_idx.y
+        accs = [hk.zeros(hk.RT(hk.fp32, 16, 16)) for _ in range(8)]
+        for kt in hk.range(hk.cdiv(x.cols, BK)):
+            xa = x[0, 0, by, kt].load(hk.RT(dtype, 16, BK))
+            words = q[0, 0, kt, bx].load(hk.RT(hk.i32, BK, 16, "col"))
+            g = kt // (G // BK)
+            zeros = z[0, 0, g, bx].load(hk.RV(hk.i32, 16, "row"))
+            products = []  # (a new list: the loop carries the name accs)
+            for c, r in enumerate(REVERSE_ORDER):
+                w = ((words >> 4 * r) & 0xF).to(hk.fp32)
+                zc = ((zeros >> 4 * r) & 0xF).to(hk.fp32)
+                sc = s[c, 0, g, bx].load(hk.RV(dtype, 16, "row")).to(hk.fp32)
+                w = hk.mul_col(hk.sub_col(w, zc), sc).to(dtype)
+                products.append(hk.mma_AB(xa, w, accs[c]))
+            accs = products
+        for c in range(8):
+            planes[c, 0, by, bx] = accs[c].to(dtype)
+
+    return awq_gemm
+
+
+# torch operators -------------------------------------------------------------------------------
+
+def launch_awq(x, qweight, scales, qzeros, out):
+    op = "awq_gemm"
+    dtype = registry.dtype_of(op, x, (torch.bfloat16, torch.float16))
+    registry.same(op, "scales", scales, x)
+    registry.same(op, "out", out, x)
+    k = x.shape[-1]
+    for name, t in (("qweight", qweight), ("qzeros", qzeros)):
+        if t.dtype != torch.int32 or t.dim() != 2 or t.device != x.device:
+            raise registry.LaunchError("hk.ops.awq_gemm: %s is %s %s on %s; it must be 2-D int32 on %s"
+                                       % (name, t.dtype, tuple(t.shape), t.device, x.device))
+    packed = qweight.shape[1]
+    n = packed * 8
+    groups = scales.shape[0] if scales.dim() == 2 else 0
+    if (qweight.shape[0] != k or scales.dim() != 2 or scales.shape[1] != n or tuple(qzeros.shape) != (groups, packed)
+            or groups == 0 or k % groups or (k // groups) % BK):
+        raise registry.LaunchError(
+            "hk.ops.awq_gemm: x [..., %d], qweight %s, scales %s, qzeros %s: qweight is [K, N/8], scales "
+            "[K/G, N] and qzeros [K/G, N/8], with the group size G a multiple of %d"
+            % (k, tuple(qweight.shape), tuple(scales.shape), tuple(qzeros.shape), BK))
+    if tuple(out.shape) != tuple(x.shape[:-1]) + (n,):
+        raise registry.LaunchError("hk.ops.awq_gemm: out has shape %s, not %s"
+                                   % (tuple(out.shape), tuple(x.shape[:-1]) + (n,)))
+    m = out.numel() // n if n else 0
+    if m == 0:
+        return
+    planes = torch.empty(8, m, packed, dtype=x.dtype, device=x.device)
+    # The scales of position c as a plane [K/G, N/8], so that a row vector of 16 reads 16 packed
+    # columns' scales (a copy of 1/(4G) of the weight's bytes).
+    scale_planes = scales.view(groups, packed, 8).permute(2, 0, 1).contiguous()
+    awq_kernel(dtype, k // groups)(registry.rows(op, "x", x, k), qweight.contiguous(), qzeros.contiguous(),
+                                   scale_planes, planes)
+    out.view(m, n).copy_(planes.permute(1, 2, 0).reshape(m, n))
+
+
+def reference(x, qweight, scales, qzeros):
+    """The dequantized product in torch: W in fp32, rounded to x's dtype, then x · W in fp32."""
+    shifts = torch.tensor(REVERSE_ORDER, dtype=torch.int32, device=qweight.device) * 4
+
+    def unpack(t):
+        return ((t.unsqueeze(-1) >> shifts) & 0xF).reshape(t.shape[0], -1)
+
+    g = qweight.shape[0] // scales.shape[0]
+    zeros = unpack(qzeros).repeat_interleave(g, 0).float()
+    w = ((unpack(qweight).float() - zeros) * scales.float().repeat_interleave(g, 0)).to(x.dtype)
+    return (x.float() @ w.float()).to(x.dtype)
+
+
+def _awq(x, qweight, scales, qzeros):
+    out = torch.empty(tuple(x.shape[:-1]) + (qweight.shape[1] * 8,), dtype=x.dtype, device=x.device)
+    launch_awq(x, qweight, scales, qzeros, out)
+    return out
+
+
+def _awq_out(out, x, qweight, scales, qzeros):
+    launch_awq(x, qweight, scales, qzeros, out)
+
+
+OPS = {
+    "awq_gemm": registry.define(
+        "awq_gemm", "(Tensor x, Tensor qweight, Tensor scales, Tensor qzeros) -> Tensor", _awq,
+        lambda x, qweight, scales, qzeros: torch.empty(tuple(x.shape[:-1]) + (qweight.shape[1] * 8,), dtype=x.dtype,
+                                                       device=x.device)),
+    "awq_gemm_out": registry.define(
+        "awq_gemm_out", "(Tensor(a!) out, Tensor x, Tensor qweight, Tensor scales, Tensor qzeros) -> ()", _awq_out,
+        lambda out, x, qweight, scales, qzeros: None, mutates=("out",)),
+}
