@@ -43,12 +43,21 @@ class Location:
         return cls(fn.__code__.co_filename, fn.__code__.co_firstlineno)
 
 
+def _not_users(filename):
+    """hk's own frames, generated code (dataclass methods are compiled from "<string>") and
+    torch's (its op dispatch stands between a call of torch.ops.hk.* and hk)."""
+    if filename.startswith(_HK_ROOT) or filename.startswith("<"):
+        return True
+    torch = sys.modules.get("torch")
+    root = getattr(torch, "__file__", None)
+    return bool(root) and filename.startswith(os.path.dirname(root) + os.sep)
+
+
 def user_frame(depth=1):
-    """The innermost stack frame outside the hk package (the user's kernel code)."""
+    """The innermost stack frame outside hk and torch (the user's kernel code, or the line that
+    calls an op)."""
     frame = sys._getframe(depth)
-    # Skip hk's own frames and generated code (dataclass methods are compiled from "<string>").
-    while frame is not None and (frame.f_code.co_filename.startswith(_HK_ROOT)
-                                 or frame.f_code.co_filename.startswith("<")):
+    while frame is not None and _not_users(frame.f_code.co_filename):
         frame = frame.f_back
     return frame
 

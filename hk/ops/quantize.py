@@ -108,15 +108,11 @@ def _qdtype(op, qdtype):
     return QDTYPES[qdtype][0]
 
 
-def _rows_of(op, name, t, writable=False):
-    cols = t.shape[-1] if t.dim() else 1
-    return registry.rows(op, name, t if t.dim() else t.view(1, 1), cols, writable=writable)
-
-
-def _check_q(op, q, x, qdtype):
-    if q.dtype != qdtype or q.shape != x.shape or q.device != x.device:
-        raise registry.LaunchError("hk.ops.%s: q is %s %s on %s; it must be %s %s on %s"
-                                   % (op, q.dtype, tuple(q.shape), q.device, qdtype, tuple(x.shape), x.device))
+def _check_q(op, q, x):
+    # (q's dtype is checked by _qdtype.)
+    if q.shape != x.shape or q.device != x.device:
+        raise registry.LaunchError("hk.ops.%s: q is %s on %s; it must be %s on %s"
+                                   % (op, tuple(q.shape), q.device, tuple(x.shape), x.device))
 
 
 def _check_scale(op, scale, x, per_row):
@@ -131,10 +127,10 @@ def launch_quant_per_row(x, q, scale):
     op = "quant_per_row"
     dtype = registry.dtype_of(op, x)
     qd = _qdtype(op, q.dtype)
-    _check_q(op, q, x, q.dtype)
+    _check_q(op, q, x)
     _check_scale(op, scale, x, True)
     if x.numel():
-        quant_per_row_kernel(dtype, qd)(_rows_of(op, "x", x), _rows_of(op, "q", q, True),
+        quant_per_row_kernel(dtype, qd)(registry.rows(op, "x", x), registry.rows(op, "q", q, writable=True),
                                         scale.view(-1))
 
 
@@ -142,10 +138,10 @@ def launch_quant(x, scale, q):
     op = "quant"
     dtype = registry.dtype_of(op, x)
     qd = _qdtype(op, q.dtype)
-    _check_q(op, q, x, q.dtype)
+    _check_q(op, q, x)
     _check_scale(op, scale, x, False)
     if x.numel():
-        quant_kernel(dtype, qd)(_rows_of(op, "x", x), scale.view(1), _rows_of(op, "q", q, True))
+        quant_kernel(dtype, qd)(registry.rows(op, "x", x), scale.view(1), registry.rows(op, "q", q, writable=True))
 
 
 def launch_dequant(q, scale, x):
@@ -157,7 +153,7 @@ def launch_dequant(q, scale, x):
     per_row = scale.numel() != 1  # (one scale for one row is both)
     _check_scale(op, scale, q, per_row)
     if q.numel():
-        dequant_kernel(qd, dtype, per_row)(_rows_of(op, "q", q), scale.reshape(-1), _rows_of(op, "x", x, True))
+        dequant_kernel(qd, dtype, per_row)(registry.rows(op, "q", q), scale.reshape(-1), registry.rows(op, "x", x, writable=True))
 
 
 def _q_empty(x, qdtype):

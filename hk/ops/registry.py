@@ -32,9 +32,13 @@ def dtype_of(op, t, allowed=FLOATS):
     return types.from_torch(t.dtype)
 
 
-def rows(op, name, t, cols, writable=False):
-    """`t` as a [rows, cols] view with unit stride along its rows; a copy of an input that has no
-    such view, an error for an output (which must be written in place)."""
+def rows(op, name, t, cols=None, writable=False):
+    """`t` as a [rows, cols] view with unit stride along its rows (cols None: t's last
+    dimension; a 0-d tensor is one row of one); a copy of an input that has no such view, an
+    error for an output (which must be written in place)."""
+    if t.dim() == 0:
+        t = t.view(1, 1)
+    cols = t.shape[-1] if cols is None else cols
     if t.shape[-1] != cols:
         raise LaunchError("hk.ops.%s: %s has %d columns where %d are expected" % (op, name, t.shape[-1], cols))
     try:

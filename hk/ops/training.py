@@ -64,10 +64,7 @@ def launch_dropout(x, p, seed, out):
         raise registry.LaunchError("hk.ops.%s: seed %d is not a 32-bit integer" % (op, seed))
     if x.numel() == 0:
         return
-    shaped = (lambda t: t.view(1, 1)) if x.dim() == 0 else (lambda t: t)
-    cols = shaped(x).shape[-1]
-    dropout_kernel(dtype)(registry.rows(op, "x", shaped(x), cols),
-                          registry.rows(op, "out", shaped(out), cols, writable=True), float(p), int(seed))
+    dropout_kernel(dtype)(registry.rows(op, "x", x), registry.rows(op, "out", out, writable=True), float(p), int(seed))
 
 def _dropout(x, p, seed):
     out = torch.empty_like(x, memory_format=torch.contiguous_format)

@@ -108,6 +108,15 @@ def test_the_bias_kernels_pass_the_gates(arch):
         assert built.meta.spills == 0, built.report()
 
 
+def test_an_ops_error_names_the_callers_line(interp):
+    # Not a line of torch's op dispatch, which stands between the call and hk.
+    x, w, _ = operands(4, 32, 64, torch.bfloat16)
+    with pytest.raises(LaunchError) as e:
+        torch.ops.hk.linear(x, w[:, :32])
+    assert e.value.location.file == __file__, e.value.location
+    assert "torch.ops.hk.linear(x, w[:, :32])" in str(e.value)
+
+
 def test_rows_in_pieces_are_told_apart():
     x = torch.zeros(4, 64, dtype=torch.bfloat16)
     assert not gemm.in_pieces(x, x[:, :32])
