@@ -105,10 +105,24 @@ def _key_steps(D, BS):
         at = hk.tile_coord(block, 0, j % (BS // TILE), kvh)
         return hk.lds.issue(k_lds, k, at), hk.lds.issue(v_lds, v, at, transpose=not v_as_stored())
 
-    def lds():
-        # Where 16 keys' K and V are copied.
-        return (hk.lds.alloc(hk.ST(bf16, TILE, D)),
-                hk.lds.alloc(hk.ST(bf16, TILE, D) if v_as_stored() else hk.ST(bf16, D, TILE)))
+    def begin(q, queries):
+        """The 16 queries' rows of q in LDS (in registers, with the copy in flight, they would not
+        fit gfx11), LDS for 16 keys' K and V, and the softmax's state (Oᵀ, m, l)."""
+        q_lds = hk.lds.alloc(hk.ST(bf16, TILE, D))
+        for kd in range(D // 16):
+            q_lds[0].subtile(TILE, 16, 0, kd).store(hk.gather(q, hk.tile_coord(0, 0, 0, kd), queries,
+                                                              hk.RT(bf16, TILE, 16)))
+        k_lds = hk.lds.alloc(hk.ST(bf16, TILE, D))
+        v_lds = hk.lds.alloc(hk.ST(bf16, TILE, D) if v_as_stored() else hk.ST(bf16, D, TILE))
+        OT = [hk.zeros(hk.RT(f32, 16, TILE)) for _ in range(D // 16)]
+        return q_lds, k_lds, v_lds, OT, hk.neg_infty(hk.RV(f32, TILE, "row")), hk.zeros(hk.RV(f32, TILE, "row"))
+
+    def finish(o, queries, OT, l):
+        """O = Oᵀ / l into the queries' rows of o. A query that sees no key has l = 0 and O = 0:
+        the floor keeps it 0."""
+        l = hk.maximum(l, 1e-30)
+        for kd in range(D // 16):
+            hk.scatter(o, hk.tile_coord(0, 0, 0, kd), queries, hk.div_col(OT[kd], l).T.to(bf16))
 
     @hk.func
     def attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, end, tiles, qk_scale, causal):
@@ -132,15 +146,15 @@ def _key_steps(D, BS):
             OT, m, l = key_step(full, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, True, True)
         return OT, m, l
 
-    return lds, attend
+    return begin, attend, finish
 
 
 @functools.lru_cache(maxsize=None)
 def decode_kernel(D, GROUP, BS):
     """Head size D, GROUP query heads per K/V head, cache blocks of BS slots."""
     QT = -(-GROUP // TILE)  # query tiles per K/V head
-    f32, bf16 = hk.fp32, hk.bf16
-    lds, attend = _key_steps(D, BS)
+    bf16 = hk.bf16
+    begin, attend, finish = _key_steps(D, BS)
 
     @hk.kernel(grid=lambda p: (p.k.cols // D * QT, p.lens.cols), name="paged_decode_d%d_g%d_b%d" % (D, GROUP, BS))
     def decode(q: hk.Tensor[bf16], k: hk.Tensor[bf16], v: hk.Tensor[bf16], tables: hk.Tensor[hk.i32],
@@ -153,22 +167,11 @@ def decode_kernel(D, GROUP, BS):
         heads = k.cols // D * GROUP
         first = qt * TILE
         queries = _row_ids(seq * heads + kvh * GROUP + first, hk.minimum(GROUP - first, TILE))
-        # The queries wait in LDS (in registers with the copy in flight they would not fit gfx11).
-        q_lds = hk.lds.alloc(hk.ST(bf16, TILE, D))
-        for kd in range(D // 16):
-            q_lds[0].subtile(TILE, 16, 0, kd).store(hk.gather(q, hk.tile_coord(0, 0, 0, kd), queries,
-                                                              hk.RT(bf16, TILE, 16)))
-        OT = [hk.zeros(hk.RT(f32, 16, TILE)) for _ in range(D // 16)]
-        m = hk.neg_infty(hk.RV(f32, TILE, "row"))
-        l = hk.zeros(hk.RV(f32, TILE, "row"))
+        q_lds, k_lds, v_lds, OT, m, l = begin(q, queries)
         n = lens.load_scalar(0, 0, 0, seq)
-        k_lds, v_lds = lds()
         OT, m, l = attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, n, hk.cdiv(n, TILE),
                           scale * LOG2E, False)
-        # A sequence of no tokens: l is 0 and so is every O; the floor keeps it 0 / l = 0.
-        l = hk.maximum(l, 1e-30)
-        for kd in range(D // 16):
-            hk.scatter(o, hk.tile_coord(0, 0, 0, kd), queries, hk.div_col(OT[kd], l).T.to(bf16))
+        finish(o, queries, OT, l)  # (a sequence of no tokens: zeros)
 
     return decode
 
@@ -179,7 +182,7 @@ def prefill_kernel(D, GROUP, BS):
     wave owns 16 query tokens of one head of one sequence; its keys are the sequence's cached
     ones, through the block table, as for decode."""
     f32, bf16 = hk.fp32, hk.bf16
-    lds, attend = _key_steps(D, BS)
+    begin, attend, finish = _key_steps(D, BS)
 
     @hk.kernel(grid=lambda p: (hk.cdiv(p.max_query_len, TILE), p.lens.cols * (p.k.cols // D * GROUP)),
                name="paged_prefill_d%d_g%d_b%d" % (D, GROUP, BS))
@@ -198,24 +201,15 @@ def prefill_kernel(D, GROUP, BS):
         n = lens.load_scalar(0, 0, 0, seq)
         past = n - count  # the sequence's queries are its last `count` tokens
         queries = _row_ids((start + first) * heads + h, count - first, heads)
-        q_lds = hk.lds.alloc(hk.ST(bf16, TILE, D))
-        for kd in range(D // 16):
-            q_lds[0].subtile(TILE, 16, 0, kd).store(hk.gather(q, hk.tile_coord(0, 0, 0, kd), queries,
-                                                              hk.RT(bf16, TILE, 16)))
-        OT = [hk.zeros(hk.RT(f32, 16, TILE)) for _ in range(D // 16)]
-        m = hk.neg_infty(hk.RV(f32, TILE, "row"))
-        l = hk.zeros(hk.RV(f32, TILE, "row"))
+        q_lds, k_lds, v_lds, OT, m, l = begin(q, queries)
         # Query i (a column of Sᵀ) sees keys up to past + first + i; none past the wave's last
         # query are read, and a wave past the sequence's queries reads none.
         end = hk.minimum(hk.iota(hk.RT(f32, TILE, TILE), "col") + (past + first + 1), n)
         tiles = hk.minimum(hk.minimum(hk.cdiv(n, TILE), hk.cdiv(past + first + TILE, TILE)),
                            hk.maximum(count - first, 0) * (n + TILE))
-        k_lds, v_lds = lds()
         OT, m, l = attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, h // GROUP, n, end, tiles,
                           scale * LOG2E, True)
-        l = hk.maximum(l, 1e-30)
-        for kd in range(D // 16):
-            hk.scatter(o, hk.tile_coord(0, 0, 0, kd), queries, hk.div_col(OT[kd], l).T.to(bf16))
+        finish(o, queries, OT, l)
 
     return prefill
 
