@@ -5,11 +5,13 @@ fly, as vLLM's awq_gemm computes it.
         x [..., K] fp16 or bf16; qweight [K, N/8] int32, each word 8 columns' 4-bit weights in
         AWQ's order (column 8j + c in the nibble at bits 4·REVERSE_ORDER[c]); qzeros [K/G, N/8]
         int32, the zero points packed the same way; scales [K/G, N] in x's dtype; group size G
-        = K / scales.shape[0], a multiple of 32. W[k, n] = (q[k, n] - z[k/G, n]) · s[k/G, n].
+        = K / scales.shape[0], a multiple of 16 (AWQ's are 32 to 128).
+        W[k, n] = (q[k, n] - z[k/G, n]) · s[k/G, n].
     awq_gemm_out(out, x, qweight, scales, qzeros)
 
-A wave owns 16 rows of x and 16 packed columns (128 columns of out): it loads each 32 x 16 tile
-of packed words once, in the col layout of a matrix operand, and for each of the 8 nibble
+A wave owns 16 rows of x and 16 packed columns (128 columns of out). It loads each 16 x 16 tile
+of packed words once (16 rows of K per step keep the 8 accumulators and the dequantized tiles
+within gfx11's registers), in the col layout of a matrix operand, and for each of the 8 nibble
 positions extracts, dequantizes (fp32, then rounded to x's dtype, as the reference dequantizes)
 and multiplies: 8 accumulators, one per position c, hold out's columns 8j + c. They are written
 as 8 planes ([8, M, N/8]) that the op interleaves into out.
