@@ -96,6 +96,28 @@ def cases(m, tokens, device):
     out.append(("awq_gemm (o_proj)", "%dx%d . 4-bit %dx%d, groups of 128" % (tokens, m.hidden, m.hidden, m.hidden),
                 lambda: torch.ops.hk.awq_gemm(x16, qweight, qscales, qzeros),
                 lambda: hk.ops.awq.reference(x16, qweight, qscales, qzeros), gemm_tol))
+    # And as a GPTQ checkpoint: weights packed along K, groups of 128 in order, and act-order
+    # (g_idx) where the target takes it.
+    gq_weight, gq_zeros = words(m.hidden // 8, m.hidden), words(m.hidden // 128, m.hidden // 8)
+    no_g_idx = torch.empty(0, dtype=torch.int32, device=device)
+    out.append(("gptq_gemm (o_proj)", "%dx%d . 4-bit %dx%d, groups of 128" % (tokens, m.hidden, m.hidden, m.hidden),
+                lambda: torch.ops.hk.gptq_gemm(x16, gq_weight, gq_zeros, qscales, no_g_idx),
+                lambda: hk.ops.gptq.reference(x16, gq_weight, gq_zeros, qscales, no_g_idx), gemm_tol))
+    if hk.ops.registry.launch_arch() not in hk.ops.gptq.ONE_GROUP_PER_STEP:
+        g_idx = (torch.arange(m.hidden) // 128)[torch.randperm(m.hidden, generator=g)].to(torch.int32).to(device)
+        out.append(("gptq_gemm (act-order)", "%dx%d . 4-bit %dx%d, g_idx" % (tokens, m.hidden, m.hidden, m.hidden),
+                    lambda: torch.ops.hk.gptq_gemm(x16, gq_weight, gq_zeros, qscales, g_idx),
+                    lambda: hk.ops.gptq.reference(x16, gq_weight, gq_zeros, qscales, g_idx), gemm_tol))
+
+    # A mixture-of-experts MLP of 8 experts (Mixtral's), each 1/8 of the layer's MLP wide, top 2.
+    experts, inter = 8, m.mlp // 8
+    w1 = rnd(experts, 2 * inter, m.hidden, scale=m.hidden ** -0.5)
+    w2 = rnd(experts, m.hidden, inter, scale=inter ** -0.5)
+    topk_weights, topk_ids = torch.topk(torch.softmax(torch.randn(tokens, experts, generator=g), -1), 2)
+    topk_weights, topk_ids = topk_weights.to(device), topk_ids.to(device)
+    out.append(("fused_moe", "%dx%d, %d experts %dx%d, top 2" % (tokens, m.hidden, experts, 2 * inter, m.hidden),
+                lambda: torch.ops.hk.fused_moe(x, w1, w2, topk_weights, topk_ids),
+                lambda: hk.ops.moe.reference(x, w1, w2, topk_weights, topk_ids), gemm_tol))
 
     positions = torch.randint(0, 4096, (tokens,), generator=g).to(device)
     cache = rnd(4096, m.head)

@@ -30,6 +30,25 @@ W4A16 GEMM for AWQ checkpoints (fp16 or bf16 x), also as awq_gemm_out(out, ...):
     awq_gemm(x, qweight, scales, qzeros)      x [..., K] @ W, W = (q - z) * s from qweight [K, N/8]
                                               (AWQ's nibble order), qzeros [K/G, N/8], scales [K/G, N]
 
+W4A16 GEMM for GPTQ checkpoints (fp16 or bf16 x), also as gptq_gemm_out(out, ...):
+
+    gptq_gemm(x, qweight, qzeros, scales, g_idx, use_v2_format=False)
+                                              x [..., K] @ W, W = (q - z) * s from qweight [K/8, N]
+                                              (packed along K), qzeros [G, N/8], scales [G, N];
+                                              g_idx [K] (act-order) or empty (consecutive groups);
+                                              v1 zero points are stored minus one. On gfx942 and
+                                              gfx950: consecutive groups of a multiple of 128 rows
+
+Mixture of experts (vLLM's fused_moe; bf16 or fp16):
+
+    moe_align_block_size(topk_ids, block_size, num_experts, expert_map=None)
+                                              -> (sorted_ids, expert_ids, num_tokens_post_pad)
+    moe_gemm_out(out, a, w, topk_weights, sorted_ids, expert_ids, num_tokens_post_pad, top_k,
+                 block_size, mul_routed_weight)
+                                              out[i] = a[i // top_k] @ w[e]ᵀ (* topk_weights[i])
+    fused_moe(x, w1, w2, topk_weights, topk_ids, expert_map=None)
+                                              sum_j topk_weights[t, j] * down(silu_and_mul(up(x[t])))
+
 Rotary position embedding, in place (vLLM's rotary_embedding):
 
     rotary_embedding(positions, query, key, head_size, cos_sin_cache, is_neox)
@@ -73,7 +92,7 @@ flash_attention on the calls it covers and torch's SDPA on the others (hk.ops.sd
 which and why).
 """
 
-from hk.ops import attention, awq, elementwise, gemm, indexed, norms, paged, quantize, rotary, training
+from hk.ops import attention, awq, elementwise, gemm, gptq, indexed, moe, norms, paged, quantize, rotary, training
 from hk.ops import registry
 from hk.ops.sdpa import route as sdpa_route, sdpa
 
@@ -81,7 +100,7 @@ OPS = dict(norms.OPS)
 OPS.update(elementwise.OPS)
 OPS.update(gemm.OPS)
 OPS.update(attention.OPS)
-for _module in (rotary, indexed, training, quantize, paged, awq):
+for _module in (rotary, indexed, training, quantize, paged, awq, gptq, moe):
     OPS.update(_module.OPS)
 
 for _name, _op in OPS.items():

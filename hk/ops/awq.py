@@ -11,7 +11,8 @@ fly, as vLLM's awq_gemm computes it.
 
 A wave owns 16 rows of x and 16 packed columns (128 columns of out). It loads each 16 x 16 tile
 of packed words once (16 rows of K per step keep the 8 accumulators and the dequantized tiles
-within gfx11's registers), in the col layout of a matrix operand, and for each of the 8 nibble
+within gfx11's registers), through LDS into the row layout (a lane per column, so that the
+conversion to the col layout of a matrix operand stays in the lane), and for each of the 8 nibble
 positions extracts, dequantizes (fp32, then rounded to x's dtype, as the reference dequantizes)
 and multiplies: 8 accumulators, one per position c, hold out's columns 8j + c. They are written
 as 8 planes ([8, M, N/8]) that the op interleaves into out.
@@ -44,9 +45,16 @@ def awq_kernel(dtype, G):
         # 8j + c); planes [8, M, N/8] (plane c: out's columns 8j + c).
         bx, by = hk.arch.block_idx.x, hk.arch.block_idx.y
         accs = [hk.zeros(hk.RT(hk.fp32, 16, 16)) for _ in range(8)]
+        # The words pass through LDS, issued a step ahead: read back in row layout (a lane per
+        # column, as the dequantized operand's col layout has them, so its conversion stays in
+        # the lane), where a load in that layout would be a load per word.
+        q_lds = hk.lds.alloc(hk.ST(hk.i32, BK, 16))
+        hk.lds.commit(q_lds, 0, hk.lds.issue(q_lds, q, hk.tile_coord(0, 0, 0, bx)))
+        hk.arch.barrier()
         for kt in hk.range(hk.cdiv(x.cols, BK)):
             xa = x[0, 0, by, kt].load(hk.RT(dtype, 16, BK))
-            words = q[0, 0, kt, bx].load(hk.RT(hk.i32, BK, 16, "col"))
+            words = q_lds[0].load(hk.RT(hk.i32, BK, 16, "row"))
+            following = hk.lds.issue(q_lds, q, hk.tile_coord(0, 0, kt + 1, bx))
             g = kt // (G // BK)
             zeros = z[0, 0, g, bx].load(hk.RV(hk.i32, 16, "row"))
             products = []  # (a new list: the loop carries the name accs)
@@ -54,9 +62,12 @@ def awq_kernel(dtype, G):
                 w = ((words >> 4 * r) & 0xF).to(hk.fp32)
                 zc = ((zeros >> 4 * r) & 0xF).to(hk.fp32)
                 sc = s[c, 0, g, bx].load(hk.RV(dtype, 16, "row")).to(hk.fp32)
-                w = hk.mul_col(hk.sub_col(w, zc), sc).to(dtype)
+                w = hk.mul_col(hk.sub_col(w, zc), sc).to(dtype, "col", finite=True)  # (finite weights)
                 products.append(hk.mma_AB(xa, w, accs[c]))
             accs = products
+            hk.arch.barrier()
+            hk.lds.commit(q_lds, 0, following)
+            hk.arch.barrier()
         for c in range(8):
             planes[c, 0, by, bx] = accs[c].to(dtype)
 

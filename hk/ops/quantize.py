@@ -22,8 +22,6 @@ import torch
 
 import hk
 from hk.ops import registry
-from hk.dsl.kernel import default_arch
-from hk.runtime import device
 
 BLOCK = 64
 ROWS = 16
@@ -99,8 +97,7 @@ def _qdtype(op, qdtype):
         raise registry.LaunchError("hk.ops.%s: cannot quantize to %s" % (op, qdtype),
                                    hint="pass torch.int8, torch.float8_e4m3fn or torch.float8_e5m2")
     if qdtype != torch.int8:
-        # The target the kernels will run for, as a launch picks it.
-        arch = device.detected_arch() if device.runner() == "gpu" else default_arch()
+        arch = registry.launch_arch()
         if arch in FNUZ_TARGETS:
             raise registry.LaunchError("hk.ops.%s: %s holds the OCP fp8 format, which %s does not use" % (op, qdtype, arch),
                                        hint="on %s fp8 is the FNUZ formats (torch.float8_e4m3fnuz); quantize to "

@@ -10,7 +10,9 @@ and its Python work depends on the shapes only, which is what graph capture need
 import torch
 
 from hk import types
+from hk.dsl.kernel import default_arch
 from hk.errors import LaunchError
+from hk.runtime import device
 
 NAMESPACE = "hk"
 FLOATS = (torch.bfloat16, torch.float16, torch.float32)
@@ -22,6 +24,11 @@ def define(name, schema, impl, fake, mutates=()):
     op = torch.library.custom_op("%s::%s" % (NAMESPACE, name), impl, mutates_args=tuple(mutates), schema=schema)
     op.register_fake(fake)
     return op
+
+
+def launch_arch():
+    """The target the kernels of a launch run for, as the launch picks it."""
+    return device.detected_arch() if device.runner() == "gpu" else default_arch()
 
 
 def dtype_of(op, t, allowed=FLOATS):
