@@ -251,6 +251,37 @@ def test_binary_masks_and_indices(monkeypatch, arch):
         close(emu[2][k], ref)
 
 
+@hk.kernel(grid=(1,))
+def masks_of_16_bit_tiles(x: hk.Tensor[hk.bf16], y: hk.Tensor[hk.fp16], o: hk.Tensor[hk.bf16],
+                          p: hk.Tensor[hk.fp16]):
+    # Comparisons of 16-bit tiles and selections between them, in both layouts, with masks of
+    # their own comparisons and of a 32-bit tile's.
+    a = x[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 32))
+    b = y[0, 0, 0, 0].load(hk.RT(hk.fp16, 16, 32, "col"))
+    o[0, 0, 0, 0] = hk.where(a > 0.0, a, -1.0)
+    o[1, 0, 0, 0] = hk.where(hk.iota(hk.RT(hk.i32, 16, 32), "col") < 5, a, 0.0)
+    p[0, 0, 0, 0] = hk.where(b <= b * 0.5, b, b * 0.5)
+    ac = a.to(hk.fp16, "col")
+    p[1, 0, 0, 0] = hk.where(ac == b, b, ac)
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_masks_of_16_bit_tiles(monkeypatch, arch):
+    x = torch.randn(16, 32).bfloat16()
+    y = torch.randn(16, 32).half()
+    y[:, ::3] = x[:, ::3].half()  # some equal pairs
+    interp, emu = both(monkeypatch, arch, masks_of_16_bit_tiles,
+                       lambda: (x.clone(), y.clone(), torch.zeros(2, 16, 32).bfloat16(), torch.zeros(2, 16, 32).half()))
+    c = torch.arange(32).unsqueeze(0)
+    xh = x.half()
+    for got in (interp, emu):
+        assert torch.equal(got[2][0], torch.where(x > 0, x, torch.tensor(-1.0).bfloat16()))
+        assert torch.equal(got[2][1], torch.where(c < 5, x, torch.tensor(0.0).bfloat16()))
+        assert torch.equal(got[3][0], torch.minimum(y, y * 0.5))
+        assert torch.equal(got[3][1], torch.where(xh == y, y, xh))
+        assert (xh == y).any() and (xh != y).any()
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_reductions_and_broadcasts(monkeypatch, arch):
     x = torch.randn(16, 64)

@@ -314,6 +314,10 @@ LogicalResult CmpOp::verify() {
   if (result.getRows() != lhs.getRows() || result.getCols() != lhs.getCols())
     return emitOpError() << "expected a mask of shape " << lhs.getRows() << "x" << lhs.getCols()
                          << " but got " << result.getRows() << "x" << result.getCols();
+  // A mask is laid out as 32-bit tiles are, which 16-bit tiles are not.
+  if (lhs.getElementType().isBF16() || lhs.getElementType().isF16())
+    return emitOpError() << "cannot compare 16-bit tiles (" << lhs.getElementType()
+                         << "): a mask is laid out as a 32-bit tile; compare f32 copies (hk.cast)";
   if (auto rhs = dyn_cast<RegisterTileType>(getRhs().getType()))
     return expectSameShape(*this, "rhs", lhs, rhs);
   if (isa<RegisterVectorType>(getRhs().getType()))
@@ -328,6 +332,9 @@ LogicalResult SelectOp::verify() {
   if (mask.getRows() != value.getRows() || mask.getCols() != value.getCols())
     return emitOpError() << "expected a mask of shape " << value.getRows() << "x" << value.getCols()
                          << " but got " << mask.getRows() << "x" << mask.getCols();
+  if (value.getElementType().isBF16() || value.getElementType().isF16())
+    return emitOpError() << "cannot select between 16-bit tiles (" << value.getElementType()
+                         << "): a mask is laid out as a 32-bit tile; select between f32 copies (hk.cast)";
   return success();
 }
 

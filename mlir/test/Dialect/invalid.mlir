@@ -402,6 +402,22 @@ func.func @f(%m: !hk.rt<f32, 16x16, row>, %t: !hk.rt<f32, 16x16, row>) {
 
 // -----
 
+func.func @f(%t: !hk.rt<bf16, 16x16, row>, %x: bf16) {
+  // expected-error @+1 {{'hk.cmp' op cannot compare 16-bit tiles ('bf16'): a mask is laid out as a 32-bit tile; compare f32 copies (hk.cast)}}
+  %m = hk.cmp gt %t, %x : !hk.rt<bf16, 16x16, row>, bf16 -> !hk.rt<i1, 16x16, row>
+  return
+}
+
+// -----
+
+func.func @f(%m: !hk.rt<i1, 16x16, row>, %t: !hk.rt<f16, 16x16, col>) {
+  // expected-error @+1 {{'hk.select' op cannot select between 16-bit tiles ('f16'): a mask is laid out as a 32-bit tile; select between f32 copies (hk.cast)}}
+  %r = hk.select %m, %t, %t : !hk.rt<i1, 16x16, row>, !hk.rt<f16, 16x16, col>
+  return
+}
+
+// -----
+
 func.func @f(%t: !hk.rt<f32, 16x64, row>, %v: !hk.rv<f32, 64, col>) {
   // expected-error @+1 {{'hk.broadcast_binary' op expected a col vector of length 16 for a tile of shape 16x64 but got length 64}}
   %r = hk.broadcast_binary sub %t, %v : !hk.rt<f32, 16x64, row>, !hk.rv<f32, 64, col>
