@@ -104,7 +104,7 @@ def where(mask, a, b):
         raise TraceError("hk.where needs a mask tile (from a comparison) first")
     if not isinstance(a, Tile):
         raise TraceError("hk.where needs a tile as its second argument")
-    if a.spec.dtype.bits == 16 and a.spec.dtype.is_float:
+    if a.spec.dtype.bits == 16:
         # A mask is laid out as 32-bit tiles are: select between fp32 copies in the mask's
         # layout (exact both ways; a 16-bit tile's own comparison makes that the layout whose
         # lanes hold what the tile's do, so no value changes lanes).

@@ -459,7 +459,7 @@ class Tile(_Register):
     shape = property(lambda self: self.spec.shape)
 
     def _compare(self, other, pred):
-        if self.spec.dtype.bits == 16 and self.spec.dtype.is_float:
+        if self.spec.dtype.bits == 16:
             # A mask is laid out as 32-bit tiles are: compare fp32 copies (exact) in the layout
             # whose lanes hold what this tile's do (the other layout tag), and hk.where on this
             # tile selects between fp32 copies in the mask's layout.

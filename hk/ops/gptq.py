@@ -29,11 +29,10 @@ import functools
 import torch
 
 import hk
-from hk.ops import registry
+from hk.ops import indices, registry
 
 TILE = 16
 WORDS = 16  # word rows (128 rows of W) per step
-NONE = -2 ** 31  # a gather reads zeros for a negative row
 # How many planes a step's loop holds per iteration, by target (default: all 8, unrolled): the
 # CDNA targets' 102 SGPRs do not hold the addresses of 8 planes' loads.
 PLANES = {"gfx942": 2, "gfx950": 2}
@@ -45,8 +44,8 @@ ONE_GROUP_PER_STEP = ("gfx942", "gfx950")
 @hk.func
 def _groups(groups, p):
     """Column p of a step's g_idx tile (the groups of W's rows 8i + p) as an i32 "col" vector
-    distributed as an fp32 row-layout tile's rows; NONE past the end."""
-    return hk.row_max(hk.where(hk.iota(groups.spec, "col") == p, groups, NONE))
+    distributed as an fp32 row-layout tile's rows; indices.NONE past the end."""
+    return hk.row_max(hk.where(hk.iota(groups.spec, "col") == p, groups, indices.NONE))
 
 
 @functools.lru_cache(maxsize=None)
@@ -122,7 +121,8 @@ def _act_order_kernel(dtype):
         for kt in hk.range(hk.cdiv(q.rows, WORDS)):
             words = q[0, 0, kt, bx].load(hk.RT(hk.i32, WORDS, TILE, "row"))
             spec = hk.RT(hk.i32, WORDS, 16, "row")
-            groups = hk.where(hk.iota(spec, "row") < gidx.rows - kt * WORDS, gidx[0, 0, kt, 0].load(spec), NONE)
+            groups = hk.where(hk.iota(spec, "row") < gidx.rows - kt * WORDS, gidx[0, 0, kt, 0].load(spec),
+                              indices.NONE)
             for p in hk.range(8):  # (a device loop: unrolled, every plane's gathers stay live)
                 g = _groups(groups, p)
                 zp = hk.gather(zs, hk.tile_coord(0, 0, 0, bx), g, hk.RT(hk.fp32, WORDS, TILE, "row"))

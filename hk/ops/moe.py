@@ -52,10 +52,7 @@ def _ids(ids, t, like, bound, top_k):
     vectors distributed as the rows of tiles of dtype `like` are; an id at or past `bound`
     (a pad) and a slot past the vector's end read as indices.NONE (gathered as zeros, dropped
     by scatters)."""
-    spec = hk.RT(hk.i32, TILE, 16, "col" if like.bits == 16 else "row")
-    words = ids[0, 0, t, 0].load(spec)
-    first = hk.where(hk.iota(spec, "col") == 0, words, indices.NONE)
-    inside = hk.where(hk.iota(spec, "row") < ids.rows - t * TILE, first, indices.NONE)
+    inside = indices.masked(ids, t, like)
     flat = hk.where(inside < bound, inside, indices.NONE)
     rows = flat if top_k == 1 else hk.where(flat < 0, flat, flat / top_k)
     return hk.row_max(flat), hk.row_max(rows)

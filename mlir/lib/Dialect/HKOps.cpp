@@ -63,6 +63,8 @@ static LogicalResult expectSameShape(Operation *op, StringRef what, Type expecte
 }
 
 static bool isFloat(Type t) { return isa<FloatType>(t); }
+// bf16 and f16: laid out as matrix operands, unlike every other element type (and masks).
+static bool is16Bit(Type t) { return t.isBF16() || t.isF16(); }
 
 static LogicalResult verifyIndices(Operation *op, size_t count) {
   if (count != 4)
@@ -315,7 +317,7 @@ LogicalResult CmpOp::verify() {
     return emitOpError() << "expected a mask of shape " << lhs.getRows() << "x" << lhs.getCols()
                          << " but got " << result.getRows() << "x" << result.getCols();
   // A mask is laid out as 32-bit tiles are, which 16-bit tiles are not.
-  if (lhs.getElementType().isBF16() || lhs.getElementType().isF16())
+  if (is16Bit(lhs.getElementType()))
     return emitOpError() << "cannot compare 16-bit tiles (" << lhs.getElementType()
                          << "): a mask is laid out as a 32-bit tile; compare f32 copies (hk.cast)";
   if (auto rhs = dyn_cast<RegisterTileType>(getRhs().getType()))
@@ -332,7 +334,7 @@ LogicalResult SelectOp::verify() {
   if (mask.getRows() != value.getRows() || mask.getCols() != value.getCols())
     return emitOpError() << "expected a mask of shape " << value.getRows() << "x" << value.getCols()
                          << " but got " << mask.getRows() << "x" << mask.getCols();
-  if (value.getElementType().isBF16() || value.getElementType().isF16())
+  if (is16Bit(value.getElementType()))
     return emitOpError() << "cannot select between 16-bit tiles (" << value.getElementType()
                          << "): a mask is laid out as a 32-bit tile; select between f32 copies (hk.cast)";
   return success();
