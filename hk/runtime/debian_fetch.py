@@ -1,13 +1,14 @@
 """Fetch pinned Debian packages with apt-get, check their sha256, and unpack them.
 
-Used by the toolchain repository rules (toolchains/debian.bzl); runs with the standard library
-only, because it runs before the project's Python environment is known to Bazel.
+Used by the toolchain repository rules (toolchains/private/debian.bzl) and by hk-toolchain. It
+runs with the standard library only, because the rules run it before the project's Python
+environment is known to Bazel.
 
 The system's apt configuration is never read or written: apt-get runs with a private sources
 list, package lists and archive cache under the cache directory. Verified .deb files are kept
 in that cache, so a second fetch of the same package costs a checksum.
 
-    python3 debian_fetch.py --cache ~/.cache/hk/debian --dest OUT \
+    python3 hk/runtime/debian_fetch.py --cache ~/.cache/hk/debian --dest OUT \
         --archive http://deb.debian.org/debian=experimental \
         --package libamdhip64-dev=7.2.4-1~exp2=28ae31...
 
@@ -174,7 +175,7 @@ def check(name, version, sha256, path):
     if actual != sha256:
         raise FetchError(
             "package %s=%s: sha256 of the downloaded .deb is %s but the manifest "
-            "(third_party/debian/packages.bzl) pins %s; refusing it. If Debian really "
+            "(third_party/debian/packages.json) pins %s; refusing it. If Debian really "
             "republished this version, check the new digest against the archive's Packages "
             "index before changing the pin." % (name, version, actual, sha256))
 

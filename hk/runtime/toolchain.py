@@ -5,7 +5,9 @@ In order of preference:
      tests to the hermetic toolchain (@rocm_device, @llvm_toolchain).
   2. The hermetic toolchain in the runfiles of a Bazel-built program (`bazel run`).
   3. HK_ROCM_PATH: an installed ROCm; its llvm/bin/clang++ and llvm/bin tools.
-  4. /opt/rocm, if it exists.
+  4. The toolchain `hk-toolchain install` put under $HK_CACHE_DIR/toolchain (the same pinned
+     packages as the Bazel build's hermetic one; how a wheel user without ROCm gets a compiler).
+  5. /opt/rocm, if it exists.
 """
 
 import dataclasses
@@ -130,14 +132,30 @@ def find():
     hermetic = _from_runfiles()
     if hermetic:
         return hermetic
-    for var, root in (("HK_ROCM_PATH", env.get("HK_ROCM_PATH")), ("/opt/rocm", "/opt/rocm")):
-        if root and os.path.isdir(root):
-            clang = os.path.join(root, "llvm", "bin", "clang++")
-            if not os.access(clang, os.X_OK):
-                raise ToolchainError("%s has no llvm/bin/clang++" % root,
-                                     hint="point HK_ROCM_PATH at a complete ROCm installation")
-            return Toolchain(clang, root, os.path.dirname(clang), "%s (%s)" % (var, root))
+    rocm_path = env.get("HK_ROCM_PATH")
+    if rocm_path:
+        return _installed_rocm("HK_ROCM_PATH", rocm_path)
+    from hk.runtime import toolchain_install
+
+    root = toolchain_install.installed()
+    if root:
+        bindir = os.path.join(root, "bin")
+        return Toolchain(os.path.join(bindir, "clang++"), os.path.join(root, "rocm"), bindir,
+                         "hk-toolchain install (%s)" % root)
+    if os.path.isdir("/opt/rocm"):
+        return _installed_rocm("/opt/rocm", "/opt/rocm")
     raise ToolchainError(
         "no HIP compiler found",
-        hint="set HK_ROCM_PATH to a ROCm installation, or run through Bazel, whose rules and "
-             "tests set HK_CLANG and HK_ROCM_ROOT to the hermetic toolchain")
+        hint="run `hk-toolchain install` (the project's pinned clang and HIP headers, from "
+             "Debian's archive), or set HK_ROCM_PATH to a ROCm installation")
+
+
+def _installed_rocm(var, root):
+    if not os.path.isdir(root):
+        raise ToolchainError("%s=%s is not a directory" % (var, root),
+                             hint="point HK_ROCM_PATH at a ROCm installation (e.g. /opt/rocm)")
+    clang = os.path.join(root, "llvm", "bin", "clang++")
+    if not os.access(clang, os.X_OK):
+        raise ToolchainError("%s has no llvm/bin/clang++" % root,
+                             hint="point HK_ROCM_PATH at a complete ROCm installation")
+    return Toolchain(clang, root, os.path.dirname(clang), "%s (%s)" % (var, root))

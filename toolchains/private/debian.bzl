@@ -1,7 +1,5 @@
 """Shared pieces of the repository rules: the cache, the host interpreter, the package fetch."""
 
-load("//third_party/debian:packages.bzl", "DEBIAN_ARCHIVES", "PACKAGES")
-
 # The environment the repository rules read; a change to any of them re-runs the rule.
 REPOSITORY_ENVIRON = ["HK_CACHE_DIR", "HK_PYTHON", "HK_ROCM_PATH", "XDG_CACHE_HOME", "HOME"]
 
@@ -26,27 +24,45 @@ def host_python(rctx):
         fail("no Python interpreter: run the build through ./bazelw, or put python3 on PATH")
     return found
 
-def fetch_debian_packages(rctx, names, dest = "."):
-    """Downloads (or takes from the cache) the pinned packages `names` and unpacks them in `dest`.
+def debian_manifest(rctx):
+    """(dict) third_party/debian/packages.json: archives, packages, sets and sources."""
+    return json.decode(rctx.read(Label("//third_party/debian:packages.json")))
+
+def debian_fetch_args(rctx, manifest):
+    """(list) the start of a debian_fetch command line: the script, the cache and the archives."""
+    script = rctx.path(Label("//hk/runtime:debian_fetch.py"))
+    args = [host_python(rctx), script, "--cache", cache_dir(rctx) + "/debian"]
+    for url, suites in manifest["archives"].items():
+        args += ["--archive", "%s=%s" % (url, ",".join(suites))]
+    return args
+
+def fetch_debian_packages(rctx, package_set, dest = "."):
+    """Downloads (or takes from the cache) the pinned packages of a set and unpacks them in `dest`.
 
     Args:
       rctx: the repository context.
-      names: (list of string) package names, each a key of PACKAGES.
+      package_set: (string) a key of the manifest's "sets", e.g. "rocm_device".
       dest: (string) directory inside the repository to unpack into.
+
+    Returns:
+      (list of string) the names of the packages unpacked.
     """
-    script = rctx.path(Label("//toolchains:debian_fetch.py"))
-    args = [host_python(rctx), script, "--cache", cache_dir(rctx) + "/debian", "--dest", dest]
-    for url, suites in DEBIAN_ARCHIVES.items():
-        args += ["--archive", "%s=%s" % (url, ",".join(suites))]
+    manifest = debian_manifest(rctx)
+    if package_set not in manifest["sets"]:
+        fail("package set %r is not in third_party/debian/packages.json (it has %s)" %
+             (package_set, ", ".join(sorted(manifest["sets"].keys()))))
+    names = manifest["sets"][package_set]
+    args = debian_fetch_args(rctx, manifest) + ["--dest", dest]
     for name in names:
-        if name not in PACKAGES:
-            fail("package %r is not in third_party/debian/packages.bzl; add its version and sha256 there" % name)
-        version, sha256 = PACKAGES[name]
-        args += ["--package", "%s=%s=%s" % (name, version, sha256)]
+        if name not in manifest["packages"]:
+            fail("package %r is not in third_party/debian/packages.json; add its version and sha256 there" % name)
+        pin = manifest["packages"][name]
+        args += ["--package", "%s=%s=%s" % (name, pin["version"], pin["sha256"])]
     rctx.report_progress("fetching %d Debian packages" % len(names))
     result = rctx.execute(args, timeout = 3600, quiet = False)
     if result.return_code != 0:
         fail("fetching %s failed:\n%s" % (", ".join(names), result.stderr))
+    return names
 
 def tool_wrapper(rctx, path, target, library_dirs):
     """Writes an executable script at `path` that runs `target` with `library_dirs` on the loader path.

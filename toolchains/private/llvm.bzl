@@ -1,6 +1,5 @@
 """@llvm_toolchain: clang, lld, the LLVM tools, mlir-tblgen, and LLVM/MLIR 22 as cc_library targets."""
 
-load("//third_party/debian:packages.bzl", "LLVM_TOOLCHAIN_PACKAGES")
 load(":debian.bzl", "REPOSITORY_ENVIRON", "fetch_debian_packages", "host_python", "tool_wrapper")
 
 PREFIX = "usr/lib/llvm-22"
@@ -86,8 +85,8 @@ sh_binary(
 """
 
 def _llvm_toolchain_impl(rctx):
-    fetch_debian_packages(rctx, LLVM_TOOLCHAIN_PACKAGES)
-    rctx.file("PACKAGES", "\n".join(LLVM_TOOLCHAIN_PACKAGES) + "\n")
+    names = fetch_debian_packages(rctx, "llvm_toolchain")
+    rctx.file("PACKAGES", "\n".join(names) + "\n")
     build = [_BUILD_HEAD.format(prefix = PREFIX, version = "22.1.8")]
     for name, binary in TOOLS.items():
         tool_wrapper(rctx, "bin/" + name, PREFIX + "/bin/" + binary, _LIBRARY_DIRS)

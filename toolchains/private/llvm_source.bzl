@@ -1,7 +1,6 @@
 """@llvm_source: the parts of LLVM 22.1.8's source the MLIR Python bindings are built from."""
 
-load("//third_party/debian:packages.bzl", "DEBIAN_ARCHIVES", "SOURCE_PACKAGES")
-load(":debian.bzl", "REPOSITORY_ENVIRON", "cache_dir", "host_python")
+load(":debian.bzl", "REPOSITORY_ENVIRON", "debian_fetch_args", "debian_manifest")
 
 # Paths inside the tarball: the bindings' C++ and the Python package they belong to.
 MEMBERS = [
@@ -30,19 +29,15 @@ exports_files(glob(["mlir/python/mlir/**/*.py"]))
 
 def _llvm_source_impl(rctx):
     name = "llvm-toolchain-22"
-    version, filename, sha256 = SOURCE_PACKAGES[name]
-    args = [
-        host_python(rctx),
-        rctx.path(Label("//toolchains:debian_fetch.py")),
-        "--cache",
-        cache_dir(rctx) + "/debian",
+    manifest = debian_manifest(rctx)
+    pin = manifest["sources"][name]
+    filename = pin["file"]
+    args = debian_fetch_args(rctx, manifest) + [
         "--dest",
         ".",
         "--source",
-        "%s=%s=%s=%s" % (name, version, filename, sha256),
+        "%s=%s=%s=%s" % (name, pin["version"], filename, pin["sha256"]),
     ]
-    for url, suites in DEBIAN_ARCHIVES.items():
-        args += ["--archive", "%s=%s" % (url, ",".join(suites))]
     for member in MEMBERS:
         args += ["--member", member]
     rctx.report_progress("fetching and extracting " + filename)

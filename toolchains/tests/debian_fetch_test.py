@@ -13,7 +13,7 @@ import textwrap
 
 from absl.testing import absltest
 
-from toolchains import debian_fetch
+from hk.runtime import debian_fetch
 
 ARCHIVES = {"http://deb.debian.org/debian": ["experimental"]}
 
