@@ -14,7 +14,7 @@ import collections
 import dataclasses
 import sys
 
-from absl import app, flags
+from absl import flags
 
 from hk.errors import HKError
 from hk.runtime import cocheck, metadata, waitcheck
@@ -150,23 +150,22 @@ def describe(s):
 FLAGS = flags.FLAGS
 
 
+def define_flags():
+    flags.DEFINE_string("objdump", None, "llvm-objdump to disassemble with (default: the toolchain's)")
+
+
 def main(argv):
+    from hk.compiler.cli import UsageError
+
     if len(argv) < 2:
-        print("usage: python -m hk.runtime.isa_stats [--objdump=PATH] FILE.co [FILE ...]", file=sys.stderr)
-        return 2
-    try:
-        for path in argv[1:]:
-            for s in stats(path, FLAGS.objdump).values():
-                print("%s: %s" % (path, describe(s)))
-    except HKError as e:
-        print("isa_stats: error: %s" % e, file=sys.stderr)
-        return 2
-    except OSError as e:
-        print("isa_stats: error: cannot read %s: %s" % (e.filename, e.strerror), file=sys.stderr)
-        return 2
+        raise UsageError("name the code objects to measure (see --help)")
+    for path in argv[1:]:
+        for s in stats(path, FLAGS.objdump).values():
+            print("%s: %s" % (path, describe(s)))
     return 0
 
 
 if __name__ == "__main__":
-    flags.DEFINE_string("objdump", None, "llvm-objdump to disassemble with (default: HK_LLVM_BIN or PATH)")
-    app.run(main)
+    from hk.compiler import cli
+
+    cli.run_tool("isa_stats", __doc__, define_flags, main)

@@ -5,12 +5,14 @@
 //   _site_initialize_0: registers hk, func, arith and scf with every new Context and hk's
 //                       passes with the pass registry (upstream's site-initialization hook);
 //   _hk:                runs hk-kernel-pipeline and the C++ translation, returning the
-//                       diagnostics as data (severity, message, file, line, column, notes).
+//                       diagnostics as data (severity, message, file, line, column, notes);
+//                       and the hk-opt and hk-translate drivers, for the wheel's commands.
 //
 //===----------------------------------------------------------------------===//
 
 #include "hk/HKDialect.h"
 #include "hk/HKPasses.h"
+#include "hk/Tools.h"
 #include "hk/Translation.h"
 
 #include "mlir/Bindings/Python/NanobindAdaptors.h"
@@ -21,12 +23,12 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/Passes.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
-#include <mutex>
+#include <vector>
 
 namespace nb = nanobind;
 using namespace mlir;
@@ -101,19 +103,20 @@ ModuleOp asModule(MlirOperation op) {
   return module;
 }
 
-void registerPassesOnce() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    registerTransformsPasses();
-    hk::registerPasses();
-  });
+/// Runs a driver's main on `args` (args[0] is the program's name), as a process would.
+int runMain(int (*main)(int, char **), std::vector<std::string> args) {
+  std::vector<char *> argv;
+  for (std::string &arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  return main(static_cast<int>(args.size()), argv.data());
 }
 
 } // namespace
 
 NB_MODULE(_site_initialize_0, m) {
   m.doc() = "Registers the hk dialect and passes with every hk._mlir Context";
-  registerPassesOnce();
+  hk::registerAllPasses();
   m.def("register_dialects", [](MlirDialectRegistry registry) {
     unwrap(registry)->insert<hk::HKDialect, func::FuncDialect, arith::ArithDialect,
                              scf::SCFDialect>();
@@ -124,7 +127,7 @@ NB_MODULE(_site_initialize_0, m) {
 
 NB_MODULE(_hk, m) {
   m.doc() = "hk-kernel-pipeline and the C++ translation, with diagnostics as data";
-  registerPassesOnce();
+  hk::registerAllPasses();
 
   m.def(
       "run_pipeline",
@@ -166,4 +169,14 @@ NB_MODULE(_hk, m) {
         return nb::make_tuple(ok, collector.diagnostics);
       },
       nb::arg("operation"), "Verifies the operation; returns (ok, diagnostics).");
+
+  // The drivers parse LLVM's process-wide command-line options: run each at most once per
+  // process, as the hk-opt and hk-translate commands do.
+  m.def(
+      "opt_main", [](std::vector<std::string> args) { return runMain(hk::optMain, std::move(args)); },
+      nb::arg("argv"), "hk-opt's main on argv (argv[0] the program's name); returns the exit code.");
+  m.def(
+      "translate_main",
+      [](std::vector<std::string> args) { return runMain(hk::translateMain, std::move(args)); },
+      nb::arg("argv"), "hk-translate's main on argv; returns the exit code.");
 }

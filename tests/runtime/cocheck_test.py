@@ -242,6 +242,19 @@ def test_command_line_exit_codes(workdir):
     result = run(good, bad)
     assert result.returncode == 1
     assert "uses v1 while the load" in result.stdout
+    # A wrong command is exit 2 with one line, never a traceback; --help is exit 0.
+    not_elf = os.path.join(workdir, "not_a_code_object.co")
+    with open(not_elf, "w") as f:
+        f.write("text")
+    for files, message in ([[], "name the code objects"],
+                           [[os.path.join(workdir, "absent.co")], "no such file"],
+                           [[not_elf], "not an ELF code object"],
+                           [["--warps=two", good], "warps"]):
+        wrong = run(*files)
+        assert wrong.returncode == 2, (files, wrong.stdout)
+        assert message in wrong.stdout and "Traceback" not in wrong.stdout, wrong.stdout
+    helped = run("--help")
+    assert helped.returncode == 0 and "--max_vgprs" in helped.stdout
 
 
 def test_offload_bundles_are_unpacked(workdir):

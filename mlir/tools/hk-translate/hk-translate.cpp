@@ -1,15 +1,10 @@
 //===- hk-translate.cpp - hk to C++ ---------------------------------------===//
 //
-// mlir-translate with --hk-to-cpp: hk kernels to C++ on the hk tile library.
+// mlir-translate with --hk-to-cpp: hk kernels to C++ on the hk tile library. The driver itself
+// is hk::translateMain, which the Python extension also runs (the wheel's hk-translate).
 //
 //===----------------------------------------------------------------------===//
 
-#include "hk/Translation.h"
+#include "hk/Tools.h"
 
-#include "mlir/Support/LogicalResult.h"
-#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
-
-int main(int argc, char **argv) {
-  mlir::hk::registerToCppTranslation();
-  return mlir::failed(mlir::mlirTranslateMain(argc, argv, "hk-translate: hk to C++\n")) ? 1 : 0;
-}
+int main(int argc, char **argv) { return mlir::hk::translateMain(argc, argv); }
