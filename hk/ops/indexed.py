@@ -15,7 +15,9 @@ padding tokens (slot -1) dropped, the slots nobody writes left as they are.
         key, value [tokens, kv_heads, head_size] (or [tokens, kv_heads * head_size]; rows may
         be padded), key_cache, value_cache [blocks, block_size, kv_heads, head_size], written in
         place; slot_mapping int64 or int32 [tokens]: slot s is row s % block_size of block
-        s // block_size. The cache's dtype is the keys' (no fp8 cache here).
+        s // block_size. The cache's dtype is the keys' (no fp8 cache here). The two caches
+        may be the halves of one [blocks, block_size, kv_heads, 2 * head_size] cache (each
+        head's K, then its V: vLLM 0.33's layout), written with one scatter.
 """
 
 import functools
@@ -23,7 +25,7 @@ import functools
 import torch
 
 import hk
-from hk.ops import indices, registry
+from hk.ops import indices, paged, registry
 
 DIM_TILE = 64
 
@@ -111,6 +113,19 @@ def launch_kv_write(key, value, key_cache, value_cache, slot_mapping):
         if t.shape[0] != tokens:
             raise registry.LaunchError("hk.ops.%s: %s has %d tokens, slot_mapping %d" % (op, name, t.shape[0], tokens))
     kernel = kv_write_kernel(dtype)
+    both = paged.interleaved(key_cache, value_cache)
+    if both is not None:
+        # One cache holding each head's K then its V: one scatter of rows laid out the same.
+        blocks, _, bs, row = both.shape
+        if both.stride(0) != bs * row:
+            raise registry.LaunchError("hk.ops.%s: the blocks of the KV cache (strides %s) are not one run of "
+                                       "rows, so it cannot be written in place" % (op, tuple(key_cache.stride())),
+                                       hint="lay the cache out with each layer's blocks contiguous")
+        if tokens:
+            kv_heads, d = key_cache.shape[2:]
+            rows = torch.cat((key.reshape(tokens, kv_heads, d), value.reshape(tokens, kv_heads, d)), dim=-1)
+            kernel(rows.view(tokens, row), slots, both.view(blocks * bs, row))
+        return
     for name, rows, cache_name, cache in (("key", key, "key_cache", key_cache),
                                           ("value", value, "value_cache", value_cache)):
         width = rows[0].numel() if tokens else rows.shape[1:].numel()

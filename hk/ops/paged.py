@@ -30,6 +30,10 @@ the matrix cores, the softmax's maximum and sum kept per query, Oᵀ += Vᵀ P (
 transposed, or on gfx950 read by the transposing LDS read). In the last 16 the slots past
 the sequence get no weight, and their values (whatever was left there) are made finite first.
 A sequence of no tokens gives zeros. No sliding window, ALiBi or logit cap.
+
+The two caches may also be the halves of one tensor whose rows hold each head's K and then its
+V ([blocks, block_size, kv_heads, 2 * head_size] split along the last dimension, as vLLM 0.33
+lays out its KV cache): the kernels then read both from that tensor, with no copy.
 """
 
 import functools
@@ -58,9 +62,11 @@ def _row_ids(first, count, step=1):
 
 
 @functools.lru_cache(maxsize=None)
-def _key_steps(D, BS):
+def _key_steps(D, BS, KV):
     """What decode and prefill share for head size D and cache blocks of BS slots: the copy of
-    16 keys' K and V into LDS, and the online softmax's step over them."""
+    16 keys' K and V into LDS, and the online softmax's step over them. KV is 1 for separate K
+    and V caches, 2 for one cache whose rows hold each head's K and then its V (K of head h at
+    column tile 2h, V at 2h + 1, in tiles of D)."""
     f32, bf16 = hk.fp32, hk.bf16
 
     def v_as_stored():
@@ -102,8 +108,9 @@ def _key_steps(D, BS):
         # The copies of keys 16j .. 16j+15: tile j % (BS/16) of the sequence's block j // (BS/16).
         # (Past the last block the table reads 0, a real block: loaded, never used.)
         block = tables.load_scalar(0, 0, seq, j // (BS // TILE))
-        at = hk.tile_coord(block, 0, j % (BS // TILE), kvh)
-        return hk.lds.issue(k_lds, k, at), hk.lds.issue(v_lds, v, at, transpose=not v_as_stored())
+        at_k = hk.tile_coord(block, 0, j % (BS // TILE), kvh * KV)
+        at_v = hk.tile_coord(block, 0, j % (BS // TILE), kvh * KV + KV - 1)
+        return hk.lds.issue(k_lds, k, at_k), hk.lds.issue(v_lds, v, at_v, transpose=not v_as_stored())
 
     def begin(q, queries):
         """The 16 queries' rows of q in LDS (in registers, with the copy in flight, they would not
@@ -150,21 +157,23 @@ def _key_steps(D, BS):
 
 
 @functools.lru_cache(maxsize=None)
-def decode_kernel(D, GROUP, BS):
-    """Head size D, GROUP query heads per K/V head, cache blocks of BS slots."""
+def decode_kernel(D, GROUP, BS, KV=1):
+    """Head size D, GROUP query heads per K/V head, cache blocks of BS slots; KV 2: K and V in
+    one cache (_key_steps)."""
     QT = -(-GROUP // TILE)  # query tiles per K/V head
     bf16 = hk.bf16
-    begin, attend, finish = _key_steps(D, BS)
+    begin, attend, finish = _key_steps(D, BS, KV)
 
-    @hk.kernel(grid=lambda p: (p.k.cols // D * QT, p.lens.cols), name="paged_decode_d%d_g%d_b%d" % (D, GROUP, BS))
+    @hk.kernel(grid=lambda p: (p.k.cols // (D * KV) * QT, p.lens.cols),
+               name="paged_decode_d%d_g%d_b%d%s" % (D, GROUP, BS, "_kv" if KV == 2 else ""))
     def decode(q: hk.Tensor[bf16], k: hk.Tensor[bf16], v: hk.Tensor[bf16], tables: hk.Tensor[hk.i32],
                lens: hk.Tensor[hk.i32], o: hk.Tensor[bf16], scale: float):
-        # q, o [seqs * heads, D]; k, v [blocks, 1, block_size, kv_heads * D] (the block table's
-        # entry is the batch index); tables [seqs, max_blocks]; lens [seqs].
+        # q, o [seqs * heads, D]; k, v [blocks, 1, block_size, kv_heads * D * KV] (the block
+        # table's entry is the batch index); tables [seqs, max_blocks]; lens [seqs].
         seq = hk.arch.block_idx.y
         kvh = hk.arch.block_idx.x // QT
         qt = hk.arch.block_idx.x % QT
-        heads = k.cols // D * GROUP
+        heads = k.cols // (D * KV) * GROUP
         first = qt * TILE
         queries = _row_ids(seq * heads + kvh * GROUP + first, hk.minimum(GROUP - first, TILE))
         q_lds, k_lds, v_lds, OT, m, l = begin(q, queries)
@@ -177,22 +186,22 @@ def decode_kernel(D, GROUP, BS):
 
 
 @functools.lru_cache(maxsize=None)
-def prefill_kernel(D, GROUP, BS):
-    """Causal prefill: head size D, GROUP query heads per K/V head, cache blocks of BS slots. A
-    wave owns 16 query tokens of one head of one sequence; its keys are the sequence's cached
-    ones, through the block table, as for decode."""
+def prefill_kernel(D, GROUP, BS, KV=1):
+    """Causal prefill: head size D, GROUP query heads per K/V head, cache blocks of BS slots (KV
+    as for decode). A wave owns 16 query tokens of one head of one sequence; its keys are the
+    sequence's cached ones, through the block table, as for decode."""
     f32, bf16 = hk.fp32, hk.bf16
-    begin, attend, finish = _key_steps(D, BS)
+    begin, attend, finish = _key_steps(D, BS, KV)
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.max_query_len, TILE), p.lens.cols * (p.k.cols // D * GROUP)),
-               name="paged_prefill_d%d_g%d_b%d" % (D, GROUP, BS))
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.max_query_len, TILE), p.lens.cols * (p.k.cols // (D * KV) * GROUP)),
+               name="paged_prefill_d%d_g%d_b%d%s" % (D, GROUP, BS, "_kv" if KV == 2 else ""))
     def prefill(q: hk.Tensor[bf16], k: hk.Tensor[bf16], v: hk.Tensor[bf16], tables: hk.Tensor[hk.i32],
                 lens: hk.Tensor[hk.i32], starts: hk.Tensor[hk.i32], o: hk.Tensor[bf16], scale: float,
                 max_query_len: int):
-        # q, o [tokens * heads, D]; k, v [blocks, 1, block_size, kv_heads * D]; tables
+        # q, o [tokens * heads, D]; k, v [blocks, 1, block_size, kv_heads * D * KV]; tables
         # [seqs, max_blocks]; lens [seqs] (keys, the new tokens' included); starts [seqs + 1]
         # (where each sequence's tokens start in q).
-        heads = k.cols // D * GROUP
+        heads = k.cols // (D * KV) * GROUP
         seq = hk.arch.block_idx.y // heads
         h = hk.arch.block_idx.y % heads
         first = hk.arch.block_idx.x * TILE  # the wave's first query, within the sequence
@@ -255,11 +264,10 @@ def launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, 
                                    % (op, tuple(block_tables.shape), tuple(seq_lens.shape)))
     if seqs == 0:
         return
-    kernel = decode_kernel(d, heads // kv_heads, bs)
+    k2, v2, kv = caches(op, key_cache, value_cache)
+    kernel = decode_kernel(d, heads // kv_heads, bs, kv)
     q2 = registry.rows(op, "query", query, d)
     o2 = registry.rows(op, "out", out, d, writable=True)
-    k2 = _blocks(op, "key_cache", key_cache)
-    v2 = _blocks(op, "value_cache", value_cache)
     kernel(q2, k2, v2, block_tables.contiguous(), seq_lens.contiguous(), o2, float(scale))
 
 
@@ -279,11 +287,37 @@ def launch_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_
         raise registry.LaunchError("hk.ops.%s: max_query_len is %r; it must be an int >= 0" % (op, max_query_len))
     if seqs == 0 or query.shape[0] == 0 or max_query_len == 0:
         return
-    kernel = prefill_kernel(d, heads // kv_heads, bs)
-    kernel(registry.rows(op, "query", query, d), _blocks(op, "key_cache", key_cache),
-           _blocks(op, "value_cache", value_cache), block_tables.contiguous(), seq_lens.contiguous(),
+    k2, v2, kv = caches(op, key_cache, value_cache)
+    kernel = prefill_kernel(d, heads // kv_heads, bs, kv)
+    kernel(registry.rows(op, "query", query, d), k2, v2, block_tables.contiguous(), seq_lens.contiguous(),
            query_start_loc.contiguous(), registry.rows(op, "out", out, d, writable=True), float(scale),
            int(max_query_len))
+
+
+def interleaved(key_cache, value_cache):
+    """The one cache [blocks, block_size, kv_heads * 2 * head_size] that `key_cache` and
+    `value_cache` are the two halves of (each head's K, then its V: vLLM's KV cache, split along
+    its last dimension), viewed as [blocks, 1, block_size, ...]; None when they are not."""
+    blocks, bs, kv_heads, d = key_cache.shape
+    es = key_cache.element_size()
+    if (value_cache.shape != key_cache.shape or value_cache.stride() != key_cache.stride()
+            or value_cache.dtype != key_cache.dtype or key_cache.numel() == 0
+            or key_cache.untyped_storage().data_ptr() != value_cache.untyped_storage().data_ptr()
+            or value_cache.data_ptr() - key_cache.data_ptr() != d * es):
+        return None
+    row = kv_heads * 2 * d
+    if key_cache.stride()[1:] != (row, 2 * d, 1):
+        return None  # the slots and heads of a block are not one run of rows
+    return key_cache.as_strided((blocks, 1, bs, row), (key_cache.stride(0), key_cache.stride(0), row, 1))
+
+
+def caches(op, key_cache, value_cache):
+    """(K, V, KV) as the kernels take them: one cache passed twice with KV 2 when the two are
+    halves of one (interleaved), else each as [blocks, 1, block_size, kv_heads * head_size]."""
+    both = interleaved(key_cache, value_cache)
+    if both is not None:
+        return both, both, 2
+    return _blocks(op, "key_cache", key_cache), _blocks(op, "value_cache", value_cache), 1
 
 
 def _blocks(op, name, cache):

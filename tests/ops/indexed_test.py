@@ -101,6 +101,26 @@ def test_both_on_the_emulator(monkeypatch, arch):
     assert torch.equal(key_cache, want_k) and torch.equal(value_cache, want_v)
 
 
+def halves(key_cache, value_cache):
+    """The two caches as the halves of one (vLLM 0.33's layout: each head's K, then its V)."""
+    d = key_cache.shape[-1]
+    return torch.cat([key_cache, value_cache], -1).split(d, dim=-1)
+
+
+@pytest.mark.parametrize("device", ["interp", "emu"])
+def test_kv_cache_write_into_the_halves_of_one_cache(monkeypatch, device):
+    monkeypatch.setenv("HK_DEVICE", device)
+    key, value, key_cache, value_cache, slots = cache_case(21, 2, 64, 4, 16, torch.bfloat16)
+    want_k, want_v = expected_caches(key, value, key_cache, value_cache, slots)
+    kc, vc = halves(key_cache, value_cache)
+    torch.ops.hk.reshape_and_cache_flash(key, value, kc, vc, slots)
+    assert torch.equal(kc, want_k) and torch.equal(vc, want_v)
+    # Blocks that are not one run of rows (every other block of a larger cache) are refused.
+    kc, vc = halves(torch.cat([key_cache, key_cache]), torch.cat([value_cache, value_cache]))
+    with pytest.raises(LaunchError, match="blocks of the KV cache .* are not one run of rows"):
+        torch.ops.hk.reshape_and_cache_flash(key, value, kc[::2], vc[::2], slots)
+
+
 def test_bad_arguments_are_launch_errors(interp):
     weight = torch.randn(10, 64).to(torch.bfloat16)
     with pytest.raises(LaunchError, match="indices are torch.float32"):

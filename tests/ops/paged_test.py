@@ -4,7 +4,8 @@ heads (1 to 32 query heads per K/V head), head sizes 64 and 128, block sizes 16 
 sequence lengths (one token, a partial last block, a sequence of none), blocks in any order;
 prefill with cached context before the new tokens or none, and sequences of no new tokens; on
 the interpreter and the emulator (gfx1100, gfx950); opcheck, what they refuse, and their kernels
-through the gates on every target."""
+through the gates on every target; and K and V as the halves of one cache (vLLM 0.33's layout),
+read with no copy."""
 
 import pytest
 import torch
@@ -183,3 +184,50 @@ def test_the_prefill_kernels_pass_the_gates(arch):
     for d, group, bs in ((64, 4, 16), (128, 1, 32)):
         built = paged.prefill_kernel(d, group, bs).build(arch, divisors=64)
         assert built.meta.spills == 0, built.report()
+
+
+def vllm_halves(kc, vc):
+    """K and V laid out as vLLM 0.33 lays out a layer's cache: one tensor whose rows hold each
+    head's K then its V (stored [blocks, block_size, kv_heads, 2 * head_size], seen by a layer as
+    [blocks, kv_heads, block_size, 2 * head_size]), split the way its backends split it."""
+    d = kc.shape[-1]
+    kv_cache = torch.cat([kc, vc], -1).permute(0, 2, 1, 3)
+    key_cache, value_cache = kv_cache.transpose(1, 2).split(d, dim=-1)
+    return key_cache, value_cache
+
+
+def test_halves_of_one_cache_are_read_in_place(interp):
+    q, kc, vc, tables, lens = case(3, 8, 2, 64, 16, [37, 1, 48])
+    key_cache, value_cache = vllm_halves(kc, vc)
+    assert not key_cache.is_contiguous()
+    k2, v2, kv = paged.caches("test", key_cache, value_cache)
+    assert kv == 2 and k2 is v2 and k2.data_ptr() == key_cache.data_ptr()  # no copy
+    assert paged.interleaved(kc, vc) is None and paged.interleaved(key_cache, key_cache) is None
+    close(torch.ops.hk.paged_attention_decode(q, key_cache, value_cache, tables, lens, 0.1),
+          reference(q, kc, vc, tables, lens, 0.1))
+    args = prefill_case([20, 7, 0], [0, 45, 10], 4, 2, 128, 32)
+    q, kc, vc, tables, lens, starts, most = args
+    key_cache, value_cache = vllm_halves(kc, vc)
+    close(torch.ops.hk.paged_attention_prefill(q, key_cache, value_cache, tables, lens, starts, most, 0.1),
+          prefill_reference(*args[:6], 0.1))
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
+def test_halves_of_one_cache_on_the_emulator(monkeypatch, arch):
+    monkeypatch.setenv("HK_DEVICE", "emu")
+    monkeypatch.setenv("HK_ARCH", arch)
+    q, kc, vc, tables, lens = case(2, 8, 2, 64, 16, [37, 16])
+    close(torch.ops.hk.paged_attention_decode(q, *vllm_halves(kc, vc), tables, lens, 0.1),
+          reference(q, kc, vc, tables, lens, 0.1))
+    args = prefill_case([18, 5], [0, 40], 4, 2, 64, 16)
+    q, kc, vc, tables, lens, starts, most = args
+    close(torch.ops.hk.paged_attention_prefill(q, *vllm_halves(kc, vc), tables, lens, starts, most, 0.1),
+          prefill_reference(*args[:6], 0.1))
+
+
+@pytest.mark.parametrize("arch", facts.archs())
+def test_the_one_cache_kernels_pass_the_gates(arch):
+    for d, group, bs in ((64, 4, 16), (128, 8, 16)):
+        for kernel in (paged.decode_kernel(d, group, bs, 2), paged.prefill_kernel(d, group, bs, 2)):
+            built = kernel.build(arch, divisors=64)
+            assert built.meta.spills == 0, built.report()
