@@ -1,0 +1,37 @@
+"""engine_py_test: a pytest file run inside an engine's environment against hk's wheels."""
+
+_WHEELS = [
+    "//dist:hk_dsl",
+    "//dist:hk_engine",
+]
+
+def engine_py_test(name, src, engine, wheel, data = [], size = "large", **kwargs):
+    """A test of an engine plugin, run by the engine's own interpreter (@<engine>_env) with
+    hk-dsl, hk-engine and the plugin's wheel unpacked into its temporary directory.
+
+    Args:
+      name: the test's name.
+      src: the pytest file.
+      engine: "vllm" or "sglang" (the environment @<engine>_env).
+      wheel: the plugin's wheel target.
+      data: more files the test reads (a conftest.py beside it, ...).
+      size: the Bazel test size.
+      **kwargs: passed to py_test.
+
+    Example:
+        engine_py_test(name = "linear_test", src = "tests/linear_test.py", engine = "vllm",
+                       wheel = "//dist:hk_vllm")
+    """
+    wheels = _WHEELS + [wheel]
+    python = "@%s_env//:python" % engine
+    native.py_test(
+        name = name,
+        srcs = ["//integration:run_in_env.py"],
+        main = "//integration:run_in_env.py",
+        args = ["--python=$(rootpath %s)" % python] +
+               ["--wheel=$(rootpath %s)" % w for w in wheels] +
+               ["$(rootpath %s)" % src],
+        data = [src, python] + wheels + data,
+        size = size,
+        **kwargs
+    )

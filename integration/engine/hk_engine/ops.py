@@ -1,0 +1,50 @@
+"""The hk side of a patch, whatever the engine: for an op, the facts its routing rules read, what
+hk's kernel covers, and its call. A patch adds what only its engine knows (a batch-invariant mode,
+a repacked weight) as `uncovered`, and the engine's own call."""
+
+import torch
+
+from hk_engine.plugin import dispatch
+from hk_engine.routing import dtype_name
+
+HALF = (torch.bfloat16, torch.float16)
+
+
+def rows(x):
+    """The number of rows of x as [..., K]."""
+    return x.numel() // x.shape[-1] if x.shape[-1] else 0
+
+
+def linear(name, x, weight, bias, engine_call, uncovered=None):
+    """x @ weightᵀ (+ bias) by hk.ops.linear, which reads row-strided weights as they are: bf16
+    and fp16 x with a weight (and bias) of its dtype."""
+    import hk.ops
+
+    if x.dtype not in HALF or weight.dtype != x.dtype or (bias is not None and bias.dtype != x.dtype):
+        uncovered = uncovered or "dtype"
+    elif weight.dim() != 2 or weight.stride(-1) != 1:
+        uncovered = uncovered or "layout"
+    return dispatch(name, "linear", {"dtype": dtype_name(x.dtype), "m": rows(x), "n": weight.shape[0],
+                                     "k": weight.shape[-1]},
+                    lambda: hk.ops.linear(x, weight, bias), engine_call, uncovered=uncovered)
+
+
+def awq_gemm(name, x, qweight, scales, qzeros, bias, engine_call, uncovered=None):
+    """x @ W (+ bias) by hk.ops.awq_gemm from AWQ's tensors as checkpoints hold them: qweight
+    [K, N/8] int32 in AWQ's nibble order, qzeros [K/G, N/8], scales [K/G, N]; bf16 or fp16 x with
+    scales (and bias) of its dtype, groups a multiple of 16 rows."""
+    import hk.ops
+
+    k, groups = qweight.shape[0], scales.shape[0]
+    if x.dtype not in HALF or scales.dtype != x.dtype or (bias is not None and bias.dtype != x.dtype):
+        uncovered = uncovered or "dtype"
+    elif qweight.shape[-1] * 8 != scales.shape[-1] or not groups or k % groups or (k // groups) % 16:
+        uncovered = uncovered or "group"
+
+    def hk_call():
+        out = hk.ops.awq_gemm(x, qweight, scales, qzeros)
+        return out.add_(bias) if bias is not None else out
+
+    return dispatch(name, "awq_gemm", {"dtype": dtype_name(x.dtype), "m": rows(x), "n": scales.shape[-1], "k": k,
+                                       "group": k // groups if groups else 0},
+                    hk_call, engine_call, uncovered=uncovered)

@@ -1,0 +1,111 @@
+"""Routing tables: which implementation serves a call, per target and shape.
+
+A table is JSON, one per target (hk_engine/tables/<arch>.json, or a file named by
+HK_ENGINE_ROUTES), holding for each op an ordered list of rules:
+
+    {"target": "gfx1100",
+     "provenance": "how the table was made",
+     "ops": {"linear": [{"when": {"dtype": ["bfloat16", "float16"], "m": [1, 4096]}, "route": "hk"},
+                        {"when": {}, "route": "engine"}]}}
+
+A rule matches when every fact it names matches: a list of strings holds the fact, [lo, hi]
+contains it (either end null: open). The first rule that matches gives the route: "hk", "engine"
+(the engine's own kernel), or the name of another implementation a patch offers. An op with no
+table, or no matching rule, takes "engine": a table only ever sends to hk what it names.
+"""
+
+import functools
+import json
+import os
+
+HK = "hk"
+ENGINE = "engine"
+_TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tables")
+
+
+class TableError(ValueError):
+    """A routing table that cannot be read or does not have the table's form."""
+
+
+def _check_rule(where, rule):
+    if not isinstance(rule, dict) or not isinstance(rule.get("route"), str) or not isinstance(rule.get("when", {}), dict):
+        raise TableError("%s: a rule is {\"when\": {...}, \"route\": NAME}, not %r" % (where, rule))
+    for fact, cond in rule.get("when", {}).items():
+        ok = (isinstance(cond, list) and (all(isinstance(c, str) for c in cond) or
+                                          (len(cond) == 2 and all(c is None or isinstance(c, (int, float))
+                                                                  for c in cond))))
+        if not ok:
+            raise TableError("%s: condition %s=%r is neither a list of names nor a range [lo, hi]"
+                             % (where, fact, cond))
+
+
+class Table:
+    """A routing table for one target."""
+
+    def __init__(self, data, source="<table>"):
+        if not isinstance(data, dict) or not isinstance(data.get("ops", {}), dict):
+            raise TableError("%s: a table is {\"target\": ..., \"ops\": {op: [rules]}}" % source)
+        for op, rules in data.get("ops", {}).items():
+            if not isinstance(rules, list):
+                raise TableError("%s: the rules of %s are not a list" % (source, op))
+            for i, rule in enumerate(rules):
+                _check_rule("%s: %s rule %d" % (source, op, i), rule)
+        self.target = data.get("target")
+        self.provenance = data.get("provenance", "")
+        self.ops = data.get("ops", {})
+        self.source = source
+
+    @classmethod
+    def load(cls, path):
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError) as e:
+            raise TableError("cannot read the routing table %s: %s" % (path, e)) from None
+        return cls(data, path)
+
+    def route(self, op, **facts):
+        """The route of a call to `op` with these facts (dtype="bfloat16", m=7, ...)."""
+        for rule in self.ops.get(op, ()):
+            if all(_matches(facts.get(fact), cond) for fact, cond in rule.get("when", {}).items()):
+                return rule["route"]
+        return ENGINE
+
+
+def _matches(value, cond):
+    if value is None:
+        return False
+    if all(isinstance(c, str) for c in cond):
+        return str(value) in cond
+    lo, hi = cond
+    return (lo is None or value >= lo) and (hi is None or value <= hi)
+
+
+def dtype_name(dtype):
+    """A torch dtype as the tables name it: "bfloat16", "float16", "float32", ..."""
+    return str(dtype).replace("torch.", "")
+
+
+@functools.lru_cache(maxsize=None)
+def _table_for(arch, override):
+    if override:
+        return Table.load(override)
+    path = os.path.join(_TABLES, "%s.json" % arch)
+    if not os.path.exists(path):
+        return Table({"target": arch, "ops": {}}, "<no table for %s>" % arch)
+    return Table.load(path)
+
+
+def table(arch):
+    """The table a process routes with for `arch`: HK_ENGINE_ROUTES's file when set (for every
+    target), else the shipped one (an empty table, all "engine", for a target with none)."""
+    return _table_for(arch, os.environ.get("HK_ENGINE_ROUTES") or None)
+
+
+def shipped_targets():
+    return sorted(os.path.splitext(n)[0] for n in os.listdir(_TABLES) if n.endswith(".json"))
+
+
+def clear_cache():
+    """Forget loaded tables (after HK_ENGINE_ROUTES changed, in tests)."""
+    _table_for.cache_clear()

@@ -1,0 +1,169 @@
+"""The "hk" attention backend: SGLang's KV pool read as hk's paged cache, and the engine's own
+backend for what hk's kernels do not cover.
+
+A layer's K (V) buffer of MHATokenToKVPool is [size + page_size, kv_heads, head_size], one row
+per KV slot; viewed as [blocks, 16, kv_heads, head_size] (size + page_size a multiple of 16), slot
+s is row s % 16 of block s // 16. With pages a multiple of 16 slots, a request's positions
+16j .. 16j + 15 are 16 consecutive slots starting at req_to_token[req, 16j], so its block table is
+req_to_token[req, 0::16] // 16. Per forward, init_forward_metadata builds the tables, seq_lens and
+(extend) query_start_loc; per layer, the step's K and V are written at out_cache_loc by
+hk.ops.reshape_and_cache_flash and the queries attend by paged_attention_prefill (extend: each
+request's new tokens are the last of its seq_lens, causal) or paged_attention_decode.
+
+Covered: bf16 queries and pool, head sizes that are multiples of 16 up to 256 (K's and V's the
+same), grouped-query heads, causal decoder self-attention without sliding window or logit cap,
+EXTEND, MIXED and DECODE batches without speculative or encoder inputs, and batches whose
+metadata this backend built (not one prepared only for CUDA-graph capture or replay). The rest
+goes to the delegate, whose metadata is prepared for every batch alongside.
+"""
+
+import torch
+from sglang.srt.layers.attention.base_attn_backend import AttentionBackend
+from sglang.srt.layers.radix_attention import AttentionType
+from sglang.srt.mem_cache.memory_pool import MHATokenToKVPool
+from sglang.srt.model_executor.forward_batch_info import ForwardMode
+
+from hk_engine.plugin import dispatch
+from hk_engine.routing import dtype_name
+from hk_sglang.common import counter
+
+BLOCK = 16  # slots per block of hk's paged cache
+
+
+def pool_problem(pool):
+    """Why hk's kernels cannot read this KV pool, or None."""
+    if type(pool) is not MHATokenToKVPool or pool.kv_cache_layout != "nhd" or pool.is_quantized_kv_cache:
+        return "pool"
+    if pool.dtype != torch.bfloat16 or pool.store_dtype != torch.bfloat16:
+        return "dtype"
+    if pool.page_size % BLOCK or (pool.size + pool.page_size) % BLOCK:
+        return "page-size"
+    return None
+
+
+def layer_problem(layer, q, pool):
+    """Why hk's kernels cannot serve this layer's attention, or None."""
+    d = layer.qk_head_dim
+    if q.dtype != torch.bfloat16:
+        return "dtype"
+    if d != layer.v_head_dim or d % 16 or d > 256 or layer.tp_q_head_num % layer.tp_k_head_num:
+        return "heads"
+    if pool.head_num != layer.tp_k_head_num or pool.head_dim != d or pool.v_head_dim != d:
+        return "pool"
+    if layer.is_cross_attention or layer.attn_type != AttentionType.DECODER:
+        return "attention-type"
+    if (layer.sliding_window_size is not None and layer.sliding_window_size > -1) or (layer.logit_cap or 0) > 0:
+        return "window-or-cap"
+    return None
+
+
+class Metadata:
+    """What every layer's call of one forward batch shares."""
+
+    def __init__(self, decode, block_tables, seq_lens, query_start_loc=None, max_query_len=0):
+        self.decode = decode
+        self.block_tables = block_tables
+        self.seq_lens = seq_lens
+        self.query_start_loc = query_start_loc
+        self.max_query_len = max_query_len
+
+
+class HkAttnBackend(AttentionBackend):
+    """hk's paged attention over SGLang's pool, `delegate` (SGLang's) for the rest."""
+
+    def __init__(self, model_runner, delegate):
+        super().__init__()
+        self.delegate = delegate
+        self.device = model_runner.device
+        self.req_to_token_pool = model_runner.req_to_token_pool
+        self.token_to_kv_pool = model_runner.token_to_kv_pool
+        self.pool_problem = pool_problem(self.token_to_kv_pool)
+        self.batch, self.metadata = None, None
+
+    def init_forward_metadata(self, forward_batch):
+        self.delegate.init_forward_metadata(forward_batch)
+        self.batch, self.metadata = forward_batch, self._metadata(forward_batch)
+
+    def _metadata(self, fb):
+        """The batch's Metadata, or why hk cannot serve it."""
+        if self.pool_problem:
+            return self.pool_problem
+        if fb.encoder_lens is not None or fb.spec_info is not None:
+            return "batch-inputs"
+        decode = fb.forward_mode == ForwardMode.DECODE
+        extend = fb.forward_mode in (ForwardMode.EXTEND, ForwardMode.MIXED) and fb.extend_seq_lens is not None
+        if not (decode or extend):
+            return "forward-mode"
+        lens = fb.seq_lens_cpu if fb.seq_lens_cpu is not None else fb.seq_lens
+        longest = int(lens.max()) if lens.numel() else 0
+        firsts = torch.arange(0, max(longest, 1), BLOCK, device=fb.seq_lens.device)
+        slots = self.req_to_token_pool.req_to_token[fb.req_pool_indices.long()[:, None], firsts[None, :]]
+        tables, seq_lens = (slots // BLOCK).to(torch.int32), fb.seq_lens.to(torch.int32)
+        if decode:
+            return Metadata(True, tables, seq_lens)
+        new = fb.extend_seq_lens
+        starts = torch.zeros(new.numel() + 1, dtype=torch.int32, device=new.device)
+        starts[1:] = torch.cumsum(new, 0)
+        counts = fb.extend_seq_lens_cpu if fb.extend_seq_lens_cpu is not None else new
+        return Metadata(False, tables, seq_lens, starts, int(max(counts)) if len(counts) else 0)
+
+    # CUDA graphs prepare their batches through these; such a batch goes to the delegate.
+    def init_forward_metadata_out_graph(self, forward_batch, in_capture=False):
+        self.batch, self.metadata = None, None
+        self.delegate.init_forward_metadata_out_graph(forward_batch, in_capture)
+
+    def init_forward_metadata_in_graph(self, forward_batch):
+        self.delegate.init_forward_metadata_in_graph(forward_batch)
+
+    def init_cuda_graph_state(self, max_bs, max_num_tokens):
+        self.delegate.init_cuda_graph_state(max_bs, max_num_tokens)
+
+    def get_cuda_graph_seq_len_fill_value(self):
+        return self.delegate.get_cuda_graph_seq_len_fill_value()
+
+    def support_triton(self):
+        return self.delegate.support_triton()
+
+    def forward_extend(self, q, k, v, layer, forward_batch, save_kv_cache=True, **kwargs):
+        return self._forward(False, q, k, v, layer, forward_batch, save_kv_cache, kwargs)
+
+    def forward_decode(self, q, k, v, layer, forward_batch, save_kv_cache=True, **kwargs):
+        return self._forward(True, q, k, v, layer, forward_batch, save_kv_cache, kwargs)
+
+    def _forward(self, decode, q, k, v, layer, fb, save_kv_cache, kwargs):
+        meta = self.metadata if self.batch is fb else "metadata"
+        reason = meta if isinstance(meta, str) else (layer_problem(layer, q, self.token_to_kv_pool)
+                                                     or ("arguments" if kwargs else None)
+                                                     or ("forward-mode" if meta.decode != decode else None))
+        forward = self.delegate.forward_decode if decode else self.delegate.forward_extend
+        facts = {"dtype": dtype_name(q.dtype), "seqs": fb.batch_size, "tokens": q.shape[0],
+                 "heads": layer.tp_q_head_num, "kv_heads": layer.tp_k_head_num, "head_size": layer.qk_head_dim}
+        return dispatch(counter("attention"), "attention_decode" if decode else "attention_prefill", facts,
+                        lambda: self._hk(meta, q, k, v, layer, fb, save_kv_cache),
+                        lambda: forward(q, k, v, layer, fb, save_kv_cache, **kwargs), uncovered=reason)
+
+    def _hk(self, meta, q, k, v, layer, fb, save_kv_cache):
+        import hk.ops
+
+        heads, kv_heads, d = layer.tp_q_head_num, layer.tp_k_head_num, layer.qk_head_dim
+        pool = self.token_to_kv_pool
+        k_cache = pool.get_key_buffer(layer.layer_id).view(-1, BLOCK, kv_heads, d)
+        v_cache = pool.get_value_buffer(layer.layer_id).view(-1, BLOCK, kv_heads, d)
+        if save_kv_cache and k is not None and v is not None:
+            hk.ops.reshape_and_cache_flash(k.reshape(-1, kv_heads, d), v.reshape(-1, kv_heads, d), k_cache, v_cache,
+                                           fb.out_cache_loc)
+        query = q.reshape(-1, heads, d)
+        if meta.decode:
+            out = hk.ops.paged_attention_decode(query, k_cache, v_cache, meta.block_tables, meta.seq_lens,
+                                                layer.scaling)
+        else:
+            out = hk.ops.paged_attention_prefill(query, k_cache, v_cache, meta.block_tables, meta.seq_lens,
+                                                 meta.query_start_loc, meta.max_query_len, layer.scaling)
+        return out.view(-1, heads * d)
+
+    def __getattr__(self, name):
+        # What a model asks of its backend beyond these (per-backend state) is the delegate's.
+        delegate = self.__dict__.get("delegate")
+        if delegate is None:
+            raise AttributeError(name)
+        return getattr(delegate, name)

@@ -1,0 +1,25 @@
+"""hk's vLLM plugin: vLLM 0.33's linear layers, AWQ layers, MoE experts, RMSNorm and attention
+on hk's kernels, where the routing table of the GPU's target sends them.
+
+vLLM loads it in every process through its general-plugin entry point (`vllm.general_plugins`:
+`hk = hk_vllm:register`), before any model is built. What it patches, and the switches:
+
+    HK_VLLM_LINEAR     UnquantizedLinearMethod.apply (every unquantized linear layer)
+    HK_VLLM_AWQ        AutoAWQLinearMethod.apply (4-bit AWQ; the path vLLM takes on ROCm)
+    HK_VLLM_MOE        TritonExperts.apply (the MoE experts' two grouped GEMMs)
+    HK_VLLM_NORM       an "hk" provider of vllm.ir's rms_norm and fused_add_rms_norm, first in
+                       KernelConfig's IR op priority
+    HK_VLLM_ATTENTION  the attention backend HK_ATTN, registered as AttentionBackendEnum.CUSTOM
+                       (select it with --attention-backend CUSTOM)
+
+HK_VLLM=0 turns the plugin off. Routes are counted (hk_engine.counters; HK_ENGINE_COUNTERS=-
+prints them at exit).
+"""
+
+
+def register():
+    """The entry point: checks vLLM against the plugin's contract and patches it (once per
+    process; a vLLM that differs is left stock, with one warning)."""
+    from hk_vllm import plugin
+
+    return plugin.plugin().register()

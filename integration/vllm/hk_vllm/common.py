@@ -1,0 +1,7 @@
+"""What the vLLM patches share."""
+
+ENGINE = "vllm"
+
+
+def counter(patch):
+    return "%s.%s" % (ENGINE, patch)
