@@ -139,6 +139,25 @@ def test_add_traces_builds_and_runs_on_the_interpreter_and_the_emulator(installe
         assert "VGPRs" in result.stdout
 
 
+def test_the_engine_plugins_install_beside_it(installed):
+    # Their engines are not in this environment (their own tests run inside them): the wheels
+    # install without dependencies, and their entry points and shipped tables are there.
+    venv, _, _, _ = installed
+    python = os.path.join(venv, "bin", "python")
+    wheels = [runfile("hk_dsl/dist/%s-*.whl" % name) for name in ("hk_engine", "hk_vllm", "hk_sglang")]
+    pip = run(installed, python, "-m", "pip", "install", "--no-index", "--no-deps", "--no-cache-dir",
+              "--disable-pip-version-check", *wheels)
+    assert pip.returncode == 0, pip.stdout + pip.stderr
+    probe = run(installed, python, "-c", textwrap.dedent("""\
+        import importlib.metadata as md
+        from hk_engine import routing
+        print(sorted(e.value for g in ("vllm.general_plugins", "sglang.srt.plugins") for e in md.entry_points(group=g)))
+        print(routing.table("gfx1100").route("linear", dtype="bfloat16", m=1))
+        """))
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.split("\n")[:2] == ["['hk_sglang:register', 'hk_vllm:register']", "hk"]
+
+
 def test_the_compiler_comes_from_hk_rocm_path(installed):
     result = run(installed, "hk-toolchain", "show")
     assert result.returncode == 0, result.stderr
