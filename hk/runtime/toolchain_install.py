@@ -143,16 +143,18 @@ def main(argv):
     FLAGS = flags.FLAGS
     if len(argv) != 2 or argv[1] not in ("install", "path", "show"):
         raise UsageError("say one of: install, path, show")
+    if FLAGS.cache_dir:
+        os.environ["HK_CACHE_DIR"] = os.path.abspath(FLAGS.cache_dir)  # for show's lookup too
     command = argv[1]
     if command == "install":
         try:
-            print(install(FLAGS.cache_dir, offline=FLAGS.offline))
+            print(install(offline=FLAGS.offline))
         except debian_fetch.FetchError as e:
             print("hk-toolchain: error: %s" % e, file=sys.stderr)
             return 1
         return 0
     if command == "path":
-        root = installed(FLAGS.cache_dir)
+        root = installed()
         if not root:
             print("hk-toolchain: no toolchain is installed (run `hk-toolchain install`)", file=sys.stderr)
             return 1

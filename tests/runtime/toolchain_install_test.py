@@ -141,3 +141,10 @@ def test_command_line(tmp_path):
     assert bad_flag.returncode == 2 and "no_such_flag" in bad_flag.stderr
     offline = run_cli("install", "--offline", cache=cache)
     assert offline.returncode == 1 and "not in the cache" in offline.stderr
+    # --cache_dir names the cache root instead of HK_CACHE_DIR, for path and show alike.
+    other = str(tmp_path / "other-cache")
+    root = toolchain_install.root_for(toolchain_install.load_manifest(), other)
+    os.makedirs(root)
+    open(os.path.join(root, ".hk-complete"), "w").close()
+    found = run_cli("path", "--cache_dir=" + other, cache=cache)
+    assert found.returncode == 0 and found.stdout.strip() == root, found.stderr
