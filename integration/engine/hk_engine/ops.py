@@ -15,6 +15,24 @@ def rows(x):
     return x.numel() // x.shape[-1] if x.shape[-1] else 0
 
 
+def moe_facts(x, w1, w2, top_k):
+    """The routing facts of an MoE experts call on tokens x [m, k] (w1 [E, 2n, k], w2 [E, k, n])."""
+    return {"dtype": dtype_name(x.dtype), "m": x.shape[0], "experts": w1.shape[0], "top_k": top_k,
+            "n": w2.shape[-1], "k": x.shape[-1]}
+
+
+def norm_facts(x, fused_add):
+    """The routing facts of an RMSNorm call over x's last dimension, plain or with a residual added."""
+    return {"dtype": dtype_name(x.dtype), "rows": rows(x), "cols": x.shape[-1],
+            "form": "fused_add" if fused_add else "plain"}
+
+
+def attention_facts(dtype, head_size, heads, kv_heads, seqs, tokens):
+    """The routing facts of a paged attention call (prefill or decode)."""
+    return {"dtype": dtype_name(dtype), "head_size": head_size, "heads": heads, "kv_heads": kv_heads,
+            "seqs": seqs, "tokens": tokens}
+
+
 def linear(name, x, weight, bias, engine_call, uncovered=None):
     """x @ weightᵀ (+ bias) by hk.ops.linear, which reads row-strided weights as they are: bf16
     and fp16 x with a weight (and bias) of its dtype."""

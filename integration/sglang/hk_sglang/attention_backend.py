@@ -24,7 +24,7 @@ from sglang.srt.mem_cache.memory_pool import MHATokenToKVPool
 from sglang.srt.model_executor.forward_batch_info import ForwardMode
 
 from hk_engine.plugin import dispatch
-from hk_engine.routing import dtype_name
+from hk_engine.ops import attention_facts
 from hk_sglang.common import counter
 
 BLOCK = 16  # slots per block of hk's paged cache
@@ -136,8 +136,8 @@ class HkAttnBackend(AttentionBackend):
                                                      or ("arguments" if kwargs else None)
                                                      or ("forward-mode" if meta.decode != decode else None))
         forward = self.delegate.forward_decode if decode else self.delegate.forward_extend
-        facts = {"dtype": dtype_name(q.dtype), "seqs": fb.batch_size, "tokens": q.shape[0],
-                 "heads": layer.tp_q_head_num, "kv_heads": layer.tp_k_head_num, "head_size": layer.qk_head_dim}
+        facts = attention_facts(q.dtype, layer.qk_head_dim, layer.tp_q_head_num, layer.tp_k_head_num, fb.batch_size,
+                                q.shape[0])
         return dispatch(counter("attention"), "attention_decode" if decode else "attention_prefill", facts,
                         lambda: self._hk(meta, q, k, v, layer, fb, save_kv_cache),
                         lambda: forward(q, k, v, layer, fb, save_kv_cache, **kwargs), uncovered=reason)

@@ -14,8 +14,7 @@ import inspect
 from hk_engine import Patch, Target
 from hk_engine.contract import Seam
 from hk_engine.plugin import dispatch
-from hk_engine.routing import dtype_name
-from hk_engine.ops import HALF
+from hk_engine.ops import HALF, moe_facts
 from hk_sglang.common import counter
 
 TARGET = "sglang.srt.layers.moe.moe_runner.triton_utils.fused_moe.fused_experts"
@@ -71,8 +70,7 @@ def wrap(original):
 
         return dispatch(
             counter("moe"), "moe",
-            {"dtype": dtype_name(x.dtype), "m": x.shape[0], "experts": a["w1"].shape[0],
-             "top_k": cfg.top_k, "n": a["w2"].shape[-1], "k": x.shape[-1]},
+            moe_facts(x, a["w1"], a["w2"], cfg.top_k),
             hk_call, lambda: original(*args, **kwargs), uncovered=uncovered(a))
 
     return fused_experts

@@ -15,9 +15,8 @@ import torch
 
 from hk_engine import Patch, Target
 from hk_engine.contract import Seam
-from hk_engine.ops import rows
+from hk_engine.ops import norm_facts
 from hk_engine.plugin import dispatch
-from hk_engine.routing import dtype_name
 from hk_sglang.common import counter
 
 CLASS = "sglang.srt.layers.layernorm.RMSNorm"
@@ -71,9 +70,7 @@ def wrap_forward(inplace):
                 hk.ops.fused_add_rms_norm_(out, res, weight, eps)
                 return out, res
 
-            facts = {"dtype": dtype_name(x.dtype), "rows": rows(x), "cols": x.shape[-1],
-                     "form": "plain" if residual is None else "fused_add"}
-            return dispatch(counter("norm"), "rms_norm", facts, hk_call,
+            return dispatch(counter("norm"), "rms_norm", norm_facts(x, residual is not None), hk_call,
                             lambda: original(self, x, residual, post_residual_addition, quant_linear),
                             uncovered=uncovered(self, x, residual, post_residual_addition, quant_linear))
 

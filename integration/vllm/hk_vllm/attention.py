@@ -20,6 +20,7 @@ import torch
 
 from hk_engine import Patch
 from hk_engine.contract import Seam
+from hk_engine.ops import attention_facts
 from hk_engine.plugin import dispatch
 from hk_engine.routing import dtype_name
 from hk_vllm.common import counter
@@ -103,8 +104,8 @@ def classes():
             decode = attn_metadata.max_query_len == 1
             seqs = attn_metadata.seq_lens.shape[0]
             return dispatch(counter("attention"), "attention_decode" if decode else "attention_prefill",
-                            {"dtype": dtype_name(query.dtype), "head_size": self.head_size, "seqs": seqs,
-                             "tokens": attn_metadata.num_actual_tokens},
+                            attention_facts(query.dtype, self.head_size, self.num_heads, self.num_kv_heads, seqs,
+                                            attn_metadata.num_actual_tokens),
                             lambda: self._hk_forward(query, kv_cache, attn_metadata, output, decode, seqs), engine_call,
                             uncovered=uncovered(self, query, kv_cache, attn_metadata, output_scale, output_block_scale))
 

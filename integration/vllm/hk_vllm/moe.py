@@ -10,8 +10,7 @@ weights without biases, SiLU, router weights on the output and no LoRA are cover
 
 from hk_engine import Patch, Target
 from hk_engine.plugin import dispatch
-from hk_engine.routing import dtype_name
-from hk_engine.ops import HALF
+from hk_engine.ops import HALF, moe_facts
 from hk_vllm.common import counter
 
 TARGET = "vllm.model_executor.layers.fused_moe.experts.triton_moe.TritonExperts.apply"
@@ -46,8 +45,7 @@ def wrap(original):
 
         return dispatch(
             counter("moe"), "moe",
-            {"dtype": dtype_name(hidden_states.dtype), "m": hidden_states.shape[0], "experts": w1.shape[0],
-             "top_k": topk_ids.shape[-1], "n": w2.shape[-1], "k": hidden_states.shape[-1]},
+            moe_facts(hidden_states, w1, w2, topk_ids.shape[-1]),
             hk_call,
             lambda: original(self, output, hidden_states, w1, w2, topk_weights, topk_ids, activation,
                              global_num_experts, expert_map, a1q_scale, a2_scale, workspace13, workspace2,

@@ -12,9 +12,8 @@ import torch
 from torch import Tensor
 
 from hk_engine import Patch, Target, counters
-from hk_engine.ops import rows
+from hk_engine.ops import norm_facts
 from hk_engine.plugin import dispatch
-from hk_engine.routing import dtype_name
 from hk_vllm.common import counter
 
 PROVIDER = "hk"
@@ -38,16 +37,12 @@ def _next(op, args):
     return next(impl for impl in impls[start:] if impl.supports_args(*args))
 
 
-def _facts(x, form):
-    return {"dtype": dtype_name(x.dtype), "rows": rows(x), "cols": x.shape[-1], "form": form}
-
-
 def rms_norm(x: Tensor, weight: Tensor | None, epsilon: float, variance_size: int | None = None) -> Tensor:
     import hk.ops
     from vllm import ir
 
     args = (x, weight, epsilon, variance_size)
-    return dispatch(counter("norm"), "rms_norm", _facts(x, "plain"), lambda: hk.ops.rms_norm(x, weight, epsilon),
+    return dispatch(counter("norm"), "rms_norm", norm_facts(x, False), lambda: hk.ops.rms_norm(x, weight, epsilon),
                     lambda: _next(ir.ops.rms_norm, args).impl_fn(*args))
 
 
@@ -61,7 +56,7 @@ def fused_add_rms_norm(x: Tensor, x_residual: Tensor, weight: Tensor | None, eps
         return x, x_residual
 
     args = (x, x_residual, weight, epsilon, variance_size)
-    return dispatch(counter("norm"), "rms_norm", _facts(x, "fused_add"), hk_call,
+    return dispatch(counter("norm"), "rms_norm", norm_facts(x, True), hk_call,
                     lambda: _next(ir.ops.fused_add_rms_norm, args).impl_fn(*args))
 
 
