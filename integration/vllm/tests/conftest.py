@@ -38,6 +38,20 @@ def vllm_config(tmp_path_factory):
         yield config
 
 
+@pytest.fixture(scope="session", autouse=True)
+def portable_cpu_linear():
+    """vLLM's CPU platform repacks a 16-bit linear layer's weight for its own CPU kernels where
+    the CPU has AMX (torch.ops._C, which its PyPI wheel lacks) and drops layer.weight. On a GPU
+    the layer keeps its weight, which hk's patch reads: keep vLLM on its portable path, whatever
+    CPU runs the tests."""
+    from vllm.model_executor.layers import utils
+
+    chosen = utils.check_cpu_sgl_kernel
+    utils.check_cpu_sgl_kernel = lambda n, k, dtype: False
+    yield
+    utils.check_cpu_sgl_kernel = chosen
+
+
 @pytest.fixture(scope="session")
 def loaded(vllm_config):
     """hk's plugin, loaded by vLLM's own plugin loader from the installed entry point."""
