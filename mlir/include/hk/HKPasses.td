@@ -34,6 +34,36 @@ def HKStructure : Pass<"hk-structure", "ModuleOp"> {
   let dependentDialects = ["::mlir::hk::HKDialect"];
 }
 
+def HKLdsRaces : Pass<"hk-lds-races", "ModuleOp"> {
+  let summary = "refuse LDS accesses of different waves that no barrier orders";
+  let description = [{
+    The waves of a workgroup are ordered only by barriers. Between two `hk.barrier`s, a read
+    of LDS that another wave writes, or a write over LDS that another wave reads or writes, is
+    a race. The pass compares every LDS access (`hk.lds_load`, `hk.lds_store`, the workgroup
+    copies `hk.copy_to_lds`, `hk.copy_commit`, `hk.copy_from_lds`) with the accesses since the
+    last barrier, for every pair of different waves of the kernel's `hk.warps`: the allocation,
+    the buffer, and the rows and columns of the subtiles, their indices evaluated for each
+    wave. Each wave moves a share of a workgroup copy, so a copy races with any other access to
+    its buffer. Accesses carried over a loop's back edge are compared as the previous
+    iteration made them. A race whatever the indices' values is an error; one the indices
+    cannot rule out (they depend on values the pass cannot see through) is a warning.
+
+    ```mlir
+    %w = hk.warp_id
+    %c3 = arith.constant 3 : index
+    %other = arith.subi %c3, %w : index
+    hk.copy_to_lds %a[%idx], %s[%c0] : !hk.gl<bf16>, !hk.st<bf16, 64x64, 1>
+    %v = hk.subtile %s[%c0, %other, %c0] : !hk.st<bf16, 64x64, 1> -> !hk.st<bf16, 16x64, 1>
+    // error: reads LDS that another wave writes, with no barrier between them
+    %t = hk.lds_load %v[%c0] : !hk.st<bf16, 16x64, 1> -> !hk.rt<bf16, 16x64, row>
+    ```
+  }];
+  let options = [
+    Option<"arch", "arch", "std::string", /*default=*/"\"gfx1100\"", "target architecture">,
+  ];
+  let dependentDialects = ["::mlir::hk::HKDialect"];
+}
+
 def HKFragments : Pass<"hk-fragments", "ModuleOp"> {
   let summary = "assign MMA fragment roles; refuse incompatible roles and slow operand layouts";
   let description = [{

@@ -11,6 +11,7 @@ using namespace mlir::hk;
 void mlir::hk::buildKernelPipeline(OpPassManager &pm, const KernelPipelineOptions &options) {
   std::string arch = options.arch;
   pm.addPass(createHKStructure(HKStructureOptions{arch}));
+  pm.addPass(createHKLdsRaces(HKLdsRacesOptions{arch}));
   pm.addPass(createHKFragments(HKFragmentsOptions{arch, options.strict}));
   pm.addPass(createHKLdsAllocation(HKLdsAllocationOptions{arch}));
   pm.addPass(createHKWaits(HKWaitsOptions{arch, options.deriveWaits}));
@@ -21,6 +22,7 @@ void mlir::hk::registerPasses() {
   registerHKPasses();
   PassPipelineRegistration<KernelPipelineOptions>(
       "hk-kernel-pipeline",
-      "verify hk kernels for one target: structure, fragments, LDS allocation, waits, budgets",
+      "verify hk kernels for one target: structure, LDS races, fragments, LDS allocation, waits, "
+      "budgets",
       buildKernelPipeline);
 }

@@ -5,12 +5,12 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Divergence.h"
 #include "PassUtils.h"
 #include "hk/HKPasses.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
-#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::hk {
 #define GEN_PASS_DEF_HKSTRUCTURE
@@ -21,59 +21,6 @@ using namespace mlir;
 using namespace mlir::hk;
 
 namespace {
-
-/// Values that may differ between the waves of a workgroup: anything computed from
-/// hk.warp_id or hk.lane_id, through any chain of operations and loop-carried values.
-class Divergence {
-public:
-  explicit Divergence(func::FuncOp kernel) {
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      kernel.walk([&](Operation *op) {
-        bool divergent = isa<WarpIdOp, LaneIdOp>(op) ||
-                         llvm::any_of(op->getOperands(), [&](Value v) { return values.contains(v); });
-        if (divergent)
-          for (Value r : op->getResults())
-            changed |= values.insert(r).second;
-        // A loop-carried value is divergent when its initial or yielded value is.
-        if (auto loop = dyn_cast<scf::ForOp>(op)) {
-          auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
-          for (auto [i, arg] : llvm::enumerate(loop.getRegionIterArgs())) {
-            if (values.contains(loop.getInitArgs()[i]) || values.contains(yield.getOperand(i))) {
-              changed |= values.insert(arg).second;
-              changed |= values.insert(loop.getResult(i)).second;
-            }
-          }
-        }
-      });
-    }
-  }
-
-  bool contains(Value v) const { return values.contains(v); }
-
-  /// The innermost enclosing control flow of `op` whose path depends on a divergent value.
-  Operation *divergentParent(Operation *op) const {
-    for (Operation *parent = op->getParentOp(); parent && !isa<func::FuncOp>(parent);
-         parent = parent->getParentOp()) {
-      if (auto ifOp = dyn_cast<scf::IfOp>(parent); ifOp && contains(ifOp.getCondition()))
-        return parent;
-      if (auto forOp = dyn_cast<scf::ForOp>(parent);
-          forOp && (contains(forOp.getLowerBound()) || contains(forOp.getUpperBound()) ||
-                    contains(forOp.getStep())))
-        return parent;
-      if (auto whileOp = dyn_cast<scf::WhileOp>(parent)) {
-        Value cond = whileOp.getConditionOp().getCondition();
-        if (contains(cond))
-          return parent;
-      }
-    }
-    return nullptr;
-  }
-
-private:
-  llvm::DenseSet<Value> values;
-};
 
 struct StructurePass : public hk::impl::HKStructureBase<StructurePass> {
   using HKStructureBase::HKStructureBase;
