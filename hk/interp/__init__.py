@@ -2,13 +2,15 @@
 
 It runs the IR after the passes, whole tiles at a time, in the declared dtypes with fp32 MMA
 accumulation, workgroup after workgroup; the waves of a workgroup run in turn and meet at
-every barrier. It is the semantic oracle of the kernel tests (HK_DEVICE=interp).
+every barrier, and their LDS accesses between two barriers must not race (hk.interp.lds). It is
+the semantic oracle of the kernel tests (HK_DEVICE=interp).
 """
 
 import itertools
 
 from hk import types
 from hk.errors import LaunchError
+from hk.interp import lds as _lds
 from hk.interp import program as _program
 from hk.interp.semantics import GlobalView
 
@@ -38,7 +40,7 @@ def run(traced, grid, args):
             values.append(a)
     gx, gy, gz = grid
     for z, y, x in itertools.product(range(gz), range(gy), range(gx)):
-        lds = {}
+        lds = _lds.Lds(traced.warps)
         waves = []
         for w in range(traced.warps):
             env = [None] * len(prog.slots)
@@ -46,7 +48,9 @@ def run(traced, grid, args):
                 env[s] = v
             wave = _program.Wave((x, y, z), (gx, gy, gz), w, traced.warps, lds)
             waves.append(prog.run_steps(prog.steps, env, wave))
-        # Round-robin between barriers: every wave runs to its next barrier (or its end).
+        # Round-robin between barriers: every wave runs to its next barrier (or its end); LDS
+        # accesses of different waves in one round race unless they touch different elements.
         while waves:
             waves = [g for g in waves if next(g, StopIteration) is not StopIteration]
+            lds.barrier()
     return None

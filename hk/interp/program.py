@@ -353,13 +353,11 @@ class Program:
         spec = self._spec(op.results[0])
         shape = ((spec.buffers, spec.rows, spec.cols) if isinstance(spec, types.ST)
                  else (spec.buffers, spec.length))
-        o, key = outs[0], outs[0]
+        o, key, dtype = outs[0], outs[0], S.TORCH[spec.dtype]
 
         def step(env, wave):
             # One allocation per workgroup, shared by its waves.
-            if key not in wave.lds:
-                wave.lds[key] = torch.zeros(shape, dtype=S.TORCH[spec.dtype])
-            env[o] = wave.lds[key]
+            env[o] = wave.lds.alloc(key, shape, dtype)
         return step
 
     def _hk_subtile(self, op, ins, outs, attrs):
@@ -374,7 +372,7 @@ class Program:
             if not (0 <= ri < shared.shape[1] // R and 0 <= ci < shared.shape[2] // C):
                 fail(op, wave, "subtile (%d, %d) of %dx%d is outside the %dx%d shared tile"
                      % (ri, ci, R, C, shared.shape[1], shared.shape[2]))
-            env[o] = shared[b:b + 1, ri * R:(ri + 1) * R, ci * C:(ci + 1) * C]
+            env[o] = shared.view(b, slice(ri * R, (ri + 1) * R), slice(ci * C, (ci + 1) * C))
         return step
 
     def _hk_lds_load(self, op, ins, outs, attrs):
@@ -382,7 +380,7 @@ class Program:
 
         def step(env, wave):
             shared = env[s]
-            env[o] = shared[_buffer(op, wave, shared, env[buf])].clone()
+            env[o] = shared.read(_buffer(op, wave, shared, env[buf]), wave, op).clone()
         return step
 
     def _hk_lds_store(self, op, ins, outs, attrs):
@@ -390,7 +388,7 @@ class Program:
 
         def step(env, wave):
             shared = env[s]
-            shared[_buffer(op, wave, shared, env[buf])].copy_(env[v])
+            shared.write(_buffer(op, wave, shared, env[buf]), env[v], wave, op)
         return step
 
     def _hk_copy_to_lds(self, op, ins, outs, attrs):
@@ -400,7 +398,8 @@ class Program:
             shared = env[s]
             rows, cols = shared.shape[1], shared.shape[2]
             b = _buffer(op, wave, shared, env[buf])
-            shared[b].copy_(env[g].load_tile(env[c], rows, cols, types.from_torch(shared.dtype)))
+            tile = env[g].load_tile(env[c], rows, cols, types.from_torch(shared.data.dtype))
+            shared.write(b, tile, wave, op, group=True)
         return step
 
     def _hk_copy_issue(self, op, ins, outs, attrs):
@@ -412,7 +411,9 @@ class Program:
         transpose = "transpose" in attrs
 
         def step(env, wave):
-            env[s][env[buf]].copy_(env[v].t() if transpose else env[v])
+            shared = env[s]
+            value = env[v].t() if transpose else env[v]
+            shared.write(_buffer(op, wave, shared, env[buf]), value, wave, op, group=True)
         return step
 
     def _hk_copy_from_lds(self, op, ins, outs, attrs):
@@ -420,7 +421,7 @@ class Program:
 
         def step(env, wave):
             shared = env[s]
-            env[g].store_tile(env[c], shared[_buffer(op, wave, shared, env[buf])])
+            env[g].store_tile(env[c], shared.read(_buffer(op, wave, shared, env[buf]), wave, op, group=True))
         return step
 
     def _hk_wait_lds(self, op, ins, outs, attrs):
@@ -560,9 +561,9 @@ class InterpError(LaunchError):
     checks what compiled code cannot), reported at the kernel's line."""
 
 
-def fail(op, wave, message, hint=None):
+def fail(op, wave, message, hint=None, notes=()):
     raise InterpError("%s (workgroup %s, wave %d)" % (message, wave.block, wave.warp),
-                      location=location_of(op), hint=hint)
+                      location=location_of(op), hint=hint, notes=notes)
 
 
 def _number(attr):
