@@ -12,6 +12,7 @@ static void barrier_try_release(Machine& m) {
   if (m.barrier_arrived == 0 || m.barrier_arrived < m.live) return;
   m.barrier_gen++;
   m.barrier_arrived = 0;
+  races_interval(m);
   for (Wave& w : m.waves) {
     if (w.state == Wave::BARRIER) w.state = Wave::RUN;
     w.signalled = false;
@@ -138,6 +139,7 @@ uint64_t run_dispatch(Machine& m, const Launch& l) {
         if (m.opt.randomize)                 // uninitialised LDS holds garbage on hardware
           for (auto& b : m.lds) b = uint8_t(m.rng());
         for (int i = 0; i < nwaves; ++i) init_wave(m, l, m.waves[size_t(i)], i, nthreads);
+        races_begin(m, l.lds_bytes);
         m.live = uint32_t(nwaves);
         m.barrier_arrived = 0;
         for (;;) {

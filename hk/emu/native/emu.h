@@ -121,6 +121,18 @@ struct DmaWrite {
   uint32_t lo, hi, pc;
 };
 
+// The LDS bytes one wave read (wrote, updated atomically) in the current interval between two
+// barriers, as a bitmap with the range it spans, and the instructions that did, with the bytes
+// each spanned (races.cc).
+struct LdsBits {
+  std::vector<uint64_t> bits;
+  uint32_t lo = ~0u, hi = 0;
+  struct Access { uint32_t pc, lo, hi; };
+  std::vector<Access> log;
+};
+struct WaveLds { LdsBits read, write, atomic; };
+enum LdsAccess : uint8_t { LDS_READ, LDS_WRITE, LDS_ATOMIC };
+
 struct Wave {
   uint32_t s[NSREG + 32];                     // padded: a range past the end cannot corrupt memory
   std::vector<uint32_t> v;                    // (NVREG + 32) * LANES, padded likewise
@@ -180,6 +192,8 @@ struct Machine {
   std::vector<uint8_t> lds;
   std::vector<Wave> waves;
   std::vector<DmaWrite> dma;                  // copies in flight, of every wave of the workgroup
+  std::vector<WaveLds> lds_bits;              // per wave, for the race check
+  std::vector<uint8_t> lds_stored;            // per LDS byte, what the last plain write stored
   uint64_t seq = 0, executed = 0;
   uint32_t barrier_gen = 0, barrier_arrived = 0, live = 0;
   uint32_t wg_id[3] = {0, 0, 0};
@@ -220,6 +234,14 @@ void retire_all(Machine& m, Wave& w);
 void random_step(Machine& m, Wave& w);
 void barrier_check(Machine& m, Wave& w, const Inst& in);
 void dma_check(Machine& m, Wave& w, const Inst& in, const uint32_t* addr, uint64_t mask, uint32_t off, uint32_t n);
+
+// ---- races.cc ----
+// `values`, for plain writes: the bytes lane l stores at values + 16 l (null: not compared).
+void lds_race(Machine& m, Wave& w, const Inst& in, const uint32_t* addr, uint64_t mask, uint32_t off,
+              uint32_t n, LdsAccess kind, const uint8_t* values = nullptr);
+void lds_landed(Machine& m, Wave& w, uint32_t lo, uint32_t hi, uint32_t pc);
+void races_begin(Machine& m, uint32_t lds_bytes);
+void races_interval(Machine& m);              // a barrier completed
 
 // ---- dispatch.cc ----
 struct Launch {

@@ -29,6 +29,7 @@ static void ds_load(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool se
   lane_addrs(m, w, in, a);
   uint64_t mask = w.exec();
   if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), bytes);
+  lds_race(m, w, in, a.data(), mask, uint32_t(in.offset), bytes, LDS_READ);
   int dst = in.d[0].reg, nreg = int((bytes + 3) / 4);
   uint32_t off = uint32_t(in.offset);
   Machine* mp = &m; Wave* wp = &w;
@@ -65,6 +66,7 @@ H(ds_load_b64_tr_b16) {
   lane_addrs(m, w, in, a);
   uint64_t mask = w.exec();
   if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), 8);
+  lds_race(m, w, in, a.data(), mask, uint32_t(in.offset), 8, LDS_READ);
   int dst = in.d[0].reg;
   uint32_t off = uint32_t(in.offset);
   Machine* mp = &m; Wave* wp = &w;
@@ -97,6 +99,16 @@ static void ds_store(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool h
   uint64_t mask = w.exec();
   uint32_t off = uint32_t(in.offset);
   if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, off, bytes);
+  if (m.opt.hazards && m.waves.size() > 1) {
+    std::array<uint8_t, 16 * LANES> stored;
+    for (int l = 0; l < w.wsize; ++l) {
+      uint32_t v[4];
+      for (int i = 0; i < nreg; ++i) v[i] = data[size_t(i) * LANES + l];
+      if (hi16) v[0] >>= 16;
+      std::memcpy(&stored[size_t(l) * 16], v, bytes);
+    }
+    lds_race(m, w, in, a.data(), mask, off, bytes, LDS_WRITE, stored.data());
+  }
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -125,6 +137,8 @@ static void ds_load2(Machine& m, Wave& w, const Inst& in, uint32_t bytes, uint32
     dma_check(m, w, in, a.data(), mask, o0, bytes);
     dma_check(m, w, in, a.data(), mask, o1, bytes);
   }
+  lds_race(m, w, in, a.data(), mask, o0, bytes, LDS_READ);
+  lds_race(m, w, in, a.data(), mask, o1, bytes, LDS_READ);
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -157,6 +171,16 @@ static void ds_store2(Machine& m, Wave& w, const Inst& in, uint32_t bytes, uint3
     dma_check(m, w, in, a.data(), mask, o0, bytes);
     dma_check(m, w, in, a.data(), mask, o1, bytes);
   }
+  if (m.opt.hazards && m.waves.size() > 1) {
+    std::array<uint8_t, 16 * LANES> first, second;
+    for (int l = 0; l < w.wsize; ++l)
+      for (int i = 0; i < per; ++i) {
+        std::memcpy(&first[size_t(l) * 16 + 4 * i], &data[size_t(i) * LANES + l], 4);
+        std::memcpy(&second[size_t(l) * 16 + 4 * i], &data[size_t(per + i) * LANES + l], 4);
+      }
+    lds_race(m, w, in, a.data(), mask, o0, bytes, LDS_WRITE, first.data());
+    lds_race(m, w, in, a.data(), mask, o1, bytes, LDS_WRITE, second.data());
+  }
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -184,6 +208,7 @@ static void ds_atomic(Machine& m, Wave& w, const Inst& in) {
   uint64_t mask = w.exec();
   int nr = WIDE ? 2 : 1;
   if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), WIDE ? 8 : 4);
+  lds_race(m, w, in, a.data(), mask, uint32_t(in.offset), WIDE ? 8 : 4, LDS_ATOMIC);
   const Opnd& d0 = in.s[1];
   const Opnd* d1 = in.ns > 2 ? &in.s[2] : nullptr;
   if (w.npend) { check_vread(m, w, in, d0.reg, nr); if (d1) check_vread(m, w, in, d1->reg, nr); }

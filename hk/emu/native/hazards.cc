@@ -123,7 +123,11 @@ static void retire_seq(Machine& m, Wave& w, uint64_t seq) {
     release(w, p);
     if (p.dma)
       for (size_t k = 0; k < m.dma.size(); ++k)
-        if (m.dma[k].seq == p.seq) { m.dma.erase(m.dma.begin() + long(k)); break; }
+        if (m.dma[k].seq == p.seq) {
+          lds_landed(m, w, m.dma[k].lo, m.dma[k].hi, m.dma[k].pc);
+          m.dma.erase(m.dma.begin() + long(k));
+          break;
+        }
     return;
   }
 }
