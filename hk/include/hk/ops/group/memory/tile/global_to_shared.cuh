@@ -14,8 +14,8 @@
 // (a barrier alone does not wait for it). Out-of-range chunks are read at an offset past the
 // buffer's range, which the hardware returns as zeros. The tile's rows must span less than
 // 2 GiB of the tensor (32-bit buffer offsets). Every other case, and RDNA, copies through
-// registers (global load, then ds_write_b128): then a barrier suffices, but the same
-// wait_vm<0>() + barrier() sequence is correct everywhere and is what the translation emits.
+// registers (global load, then ds_write_b128): then a barrier suffices. The barrier is the
+// kernel's own; the translation adds the wait_vm<0>() before it on CDNA.
 #pragma once
 
 #include "../../../warp/memory/tile/global_to_register.cuh"
