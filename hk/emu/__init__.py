@@ -23,7 +23,10 @@ launch(code_object, kernel_name, grid, block, args, arch=None, hazards=True,
   arch          when given, the code object must be for this architecture
   hazards       model the wait counters of the target: using a register whose load is still
                 outstanding, reaching a barrier with LDS stores outstanding, or touching LDS
-                bytes a global->LDS copy (of any wave) still writes raises HazardError
+                bytes a global->LDS copy (of any wave) still writes raises HazardError; so does
+                an LDS race between the waves of a workgroup (a read of bytes another wave wrote,
+                or a write of bytes another wave read or wrote, with no barrier between them;
+                atomics of different waves, and stores of the same bytes, do not race)
   random_order_seed  complete memory operations (and interleave waves) in a random legal order
                 drawn from this seed, to surface races a fixed order hides; implies hazards
   shared_mem    dynamic LDS bytes, added to the kernel's static LDS
