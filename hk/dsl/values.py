@@ -388,8 +388,12 @@ class _Register(_Typed):
         lhs, rhs = self.v, o
         if reverse:
             if not isinstance(other, _Register):
-                # scalar OP tile: splat the scalar first, so the tile is the left operand.
-                splat = fill(self.spec, other)
+                # scalar OP tile: splat the scalar first, so the tile is the left operand. A device
+                # scalar is added to a tile of the additive identity (-0.0 keeps a -0.0 scalar's sign).
+                if isinstance(other, Scalar):
+                    splat = fill(self.spec, -0.0 if self.spec.dtype.is_float else 0)._binary("add", other)
+                else:
+                    splat = fill(self.spec, other)
                 lhs, rhs = splat.v, self.v
             else:
                 lhs, rhs = o, self.v
