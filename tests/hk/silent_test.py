@@ -226,7 +226,7 @@ def test_bool_and_int64_tensors_are_refused_with_what_to_use():
 def test_a_non_hk_exception_from_inside_hk_becomes_an_error_at_the_users_line():
     @hk.kernel(grid=(1,))
     def k(x: hk.Tensor[hk.fp32]):
-        x[0, 0, 0, 0] = hk.full(T, "one")  # the bad fill
+        x[0, 0, 0, 0] = hk.tril(hk.zeros(T), value="one")  # the bad fill
 
     with pytest.raises(TraceError, match=r"hk cannot use what this line passes it \(ValueError") as e:
         k.trace(arch="gfx1100")
