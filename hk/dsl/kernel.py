@@ -225,7 +225,7 @@ class Kernel:
                 raise errors.as_hk_error(e, TraceError, "tracing kernel %s" % self.name) from e
             self._traces[key] = traced
             for w in traced.warnings:  # once per specialization: at its trace, build or call
-                errors.warn(w["message"], location=diagnostics.location_of(w))
+                errors.warn(diagnostics.with_notes(w), location=diagnostics.location_of(w))
         return traced
 
     def source(self, arch=None, *, divisors=None, **constants):
