@@ -191,6 +191,8 @@ class SV:
     def __post_init__(self):
         _check_dtype(self.dtype, "hk.SV")
         _check_tile_dim(self.length, "shared vector length")
+        if not isinstance(self.buffers, int) or self.buffers < 1:
+            raise TraceError("a shared vector needs at least 1 buffer but got %r" % (self.buffers,))
 
     def mlir(self):
         return "!hk.sv<%s, %d, %d>" % (self.dtype.mlir, self.length, self.buffers)

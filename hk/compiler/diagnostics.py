@@ -20,6 +20,15 @@ def format_diagnostic(diagnostic):
     return text
 
 
+def with_notes(diagnostic):
+    """Its message, then each note on a line of its own with its place, as errors print them."""
+    text = diagnostic["message"]
+    for note in diagnostic.get("notes", ()):
+        loc = location_of(note)
+        text += "\n  note: %s%s" % ("%s: " % loc if loc else "", note["message"])
+    return text
+
+
 def raise_errors(diagnostics, what, hint=None):
     """Raises a VerifyError at the first error's location, carrying every diagnostic."""
     errors = [d for d in diagnostics if d["severity"] == "error"]

@@ -57,22 +57,30 @@ def barrier():
     _emit("barrier")
 
 
+def _constant(value, what, lo, hi, hint):
+    """A Python int in [lo, hi]: the attribute an operation carries, fixed while tracing."""
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise _b.TraceError("%s takes a Python int from %d to %d, not %r" % (what, lo, hi, value), hint=hint)
+    return value
+
+
 def wait_lds(count=0):
     """Waits until at most `count` LDS operations are in flight (usually derived for you)."""
-    _emit("wait_lds", count, [])
+    _emit("wait_lds", _constant(count, "hk.arch.wait_lds", 0, 2 ** 31 - 1, "0 waits for every LDS operation"), [])
 
 
 def wait_vm(count=0):
     """Waits until at most `count` vector-memory operations are in flight."""
-    _emit("wait_vm", count, [])
+    _emit("wait_vm", _constant(count, "hk.arch.wait_vm", 0, 2 ** 31 - 1, "0 waits for every load"), [])
 
 
 def sched_barrier(mask=0):
-    _emit("sched_barrier", mask)
+    _emit("sched_barrier", _constant(mask, "hk.arch.sched_barrier", -2 ** 31, 2 ** 31 - 1,
+                                     "the mask of instruction kinds that may cross it (0: none)"))
 
 
 def set_prio(priority):
-    _emit("set_prio", priority)
+    _emit("set_prio", _constant(priority, "hk.arch.set_prio", 0, 3, "the wave's priority, 0 (lowest) to 3"))
 
 
 def target():

@@ -127,6 +127,10 @@ class Kernel:
         if not isinstance(warps, int) or warps < 1:
             raise TraceError("warps must be a positive integer, not %r" % (warps,),
                              location=Location.of_function(fn))
+        for option, value in (("max_vgprs", max_vgprs), ("min_occupancy", min_occupancy)):
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+                raise TraceError("%s must be a positive integer or None, not %r" % (option, value),
+                                 location=Location.of_function(fn))
         if not (schedule is None or callable(schedule) or isinstance(schedule, dict)):
             raise TraceError("schedule= is {arch: {constant: value}} or a function of the target's "
                              "facts returning such a dict, not %r" % (schedule,), location=Location.of_function(fn))
@@ -221,7 +225,7 @@ class Kernel:
                 raise errors.as_hk_error(e, TraceError, "tracing kernel %s" % self.name) from e
             self._traces[key] = traced
             for w in traced.warnings:  # once per specialization: at its trace, build or call
-                errors.warn(w["message"], location=diagnostics.location_of(w))
+                errors.warn(diagnostics.with_notes(w), location=diagnostics.location_of(w))
         return traced
 
     def source(self, arch=None, *, divisors=None, **constants):

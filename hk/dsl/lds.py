@@ -2,7 +2,8 @@
 
 from hk import types
 from hk.dsl import builder as _b
-from hk.dsl.values import Global, Shared, SharedView, StagedTile, check_buffer, describe, wrap
+from hk.dsl import operands
+from hk.dsl.values import Shared, SharedView, StagedTile, check_buffer, describe, what_is, wrap
 from hk.errors import TraceError
 
 
@@ -21,29 +22,39 @@ def _whole(shared, what):
                          "whole shared tile and load its parts with .subtile()" % what)
     if not isinstance(shared, Shared):
         raise TraceError("hk.lds.%s takes a shared tile from hk.lds.alloc (and the buffer as its "
-                         "own argument), not %s" % (what, type(shared).__name__))
+                         "own argument), not %s" % (what, what_is(shared)))
+    if not isinstance(shared.spec, types.ST):
+        raise TraceError("hk.lds.%s copies a shared tile (hk.ST), not %s" % (what, describe(shared.spec)),
+                         hint="move a vector through registers: v = x[coord].load(hk.RV(...)); s[0].store(v)")
+
+
+def _buffer(shared, buffer):
+    check_buffer(shared, buffer)
+    return operands.index(buffer, "the buffer index").v
 
 
 def copy_to(shared, buffer, tensor, coord):
     """Workgroup copy of the tile at `coord` of `tensor` into buffer `buffer` of `shared`."""
-    from hk.dsl.values import _as_index, scalar
-
     _whole(shared, "copy_to")
-    check_buffer(shared, buffer)
+    tensor = operands.tensor(tensor, "hk.lds.copy_to")
+    coord = operands.coord(coord, "hk.lds.copy_to")
+    operands.same_dtype(tensor, shared.spec.dtype, "hk.lds.copy_to", loading=True)
+    buf = _buffer(shared, buffer)
     b = _b.current()
     with b.loc():
-        b.d.hk.copy_to_lds(tensor.v, coord.v, shared.v, _as_index(scalar(buffer)).v)
+        b.d.hk.copy_to_lds(tensor.v, coord.v, shared.v, buf)
 
 
 def copy_from(tensor, coord, shared, buffer):
     """Workgroup copy of buffer `buffer` of `shared` to the tile at `coord` of `tensor`."""
-    from hk.dsl.values import _as_index, scalar
-
+    tensor = operands.tensor(tensor, "hk.lds.copy_from")
+    coord = operands.coord(coord, "hk.lds.copy_from")
     _whole(shared, "copy_from")
-    check_buffer(shared, buffer)
+    operands.same_dtype(tensor, shared.spec.dtype, "hk.lds.copy_from", loading=False)
+    buf = _buffer(shared, buffer)
     b = _b.current()
     with b.loc():
-        b.d.hk.copy_from_lds(shared.v, _as_index(scalar(buffer)).v, tensor.v, coord.v)
+        b.d.hk.copy_from_lds(shared.v, buf, tensor.v, coord.v)
 
 
 def issue(shared, tensor, coord, transpose=False):
@@ -61,20 +72,14 @@ def issue(shared, tensor, coord, transpose=False):
     that shape), and commit writes it transposed: B of A·B, or V of attention, stored K-major,
     then reads back in row layout.
     """
-    from hk.dsl.values import Coord
-
     _whole(shared, "issue")
     spec = shared.spec
-    if not isinstance(spec, types.ST):
-        raise TraceError("hk.lds.issue stages a shared tile, not %s" % (describe(spec),))
-    if not isinstance(tensor, Global):
-        raise TraceError("hk.lds.issue reads a tensor parameter, not %s" % type(tensor).__name__)
+    tensor = operands.tensor(tensor, "hk.lds.issue")
     if tensor.dtype != spec.dtype:
         raise TraceError("hk.lds.issue cannot stage %r elements of %s into a shared tile of %r"
                          % (tensor.dtype, tensor.name, spec.dtype),
                          hint="copy into a shared tile of the tensor's dtype")
-    if not isinstance(coord, Coord):
-        raise TraceError("hk.lds.issue takes the tile's hk.tile_coord(...), not %s" % type(coord).__name__)
+    coord = operands.coord(coord, "hk.lds.issue")
     if transpose:
         staged = types.Staged(spec.dtype, spec.cols, spec.rows, transposed=True)
     else:
@@ -87,12 +92,10 @@ def issue(shared, tensor, coord, transpose=False):
 def commit(shared, buffer, staged):
     """Finishes a copy hk.lds.issue started: writes it into buffer `buffer` of `shared`. Other
     waves read it after the next barrier (the wait before that barrier is derived)."""
-    from hk.dsl.values import _as_index, scalar
-
     _whole(shared, "commit")
     check_buffer(shared, buffer)
     if not isinstance(staged, StagedTile):
-        raise TraceError("hk.lds.commit writes what hk.lds.issue returned, not %s" % type(staged).__name__)
+        raise TraceError("hk.lds.commit writes what hk.lds.issue returned, not %s" % what_is(staged))
     spec, st = shared.spec, staged.spec
     shape = (st.cols, st.rows) if st.transposed else (st.rows, st.cols)
     if not isinstance(spec, types.ST) or (spec.dtype, spec.rows, spec.cols) != (st.dtype,) + shape:
@@ -101,4 +104,4 @@ def commit(shared, buffer, staged):
             hint="commit into the shared tile the copy was issued for")
     b = _b.current()
     with b.loc():
-        b.d.hk.copy_commit(staged.v, shared.v, _as_index(scalar(buffer)).v, transpose=st.transposed)
+        b.d.hk.copy_commit(staged.v, shared.v, _buffer(shared, buffer), transpose=st.transposed)

@@ -7,8 +7,9 @@ import builtins
 
 from hk import types
 from hk.dsl import builder as _b
-from hk.dsl.values import (Coord, Scalar, Shared, Tile, Vector, _as_index, check_defined, describe, fill,
-                           scalar, wrap)
+from hk.dsl import operands
+from hk.dsl.values import (Coord, Scalar, Shared, Tile, Vector, _as_index, _not_a_mask, check_defined, describe,
+                           fill, scalar, what_is, wrap)
 from hk.errors import TraceError
 
 
@@ -35,7 +36,8 @@ def cdiv(a, b):
 def tile_coord(batch, depth, row, col):
     """A tile coordinate; row and col count tiles of the shape that is loaded or stored."""
     b = _hk()
-    parts = [_as_index(scalar(x)).v for x in (batch, depth, row, col)]
+    parts = [operands.index(x, "the %s of a tile coordinate" % part).v
+             for part, x in zip(("batch", "depth", "row", "column"), (batch, depth, row, col))]
     with b.loc():
         return Coord(b.d.hk.tile_coord(*parts))
 
@@ -45,7 +47,8 @@ def tile_coord(batch, depth, row, col):
 def _unary(fn, x):
     _defined(x)
     if not isinstance(x, (Tile, Vector)):
-        raise TraceError("hk.math.%s takes a register tile or vector, not %s" % (fn, type(x).__name__))
+        raise TraceError("hk.math.%s takes a register tile or vector, not %s" % (fn, what_is(x)))
+    _not_a_mask(x, "hk.math.%s" % fn)
     if fn not in ("abs", "neg", "relu") and not x.dtype.is_float:
         raise TraceError("hk.math.%s needs a floating-point tile but got %s" % (fn, describe(x.spec)),
                          hint="convert first with .to(hk.fp32)")
@@ -103,7 +106,21 @@ def where(mask, a, b):
     if not isinstance(mask, Tile) or mask.spec.dtype is not types.mask:
         raise TraceError("hk.where needs a mask tile (from a comparison) first")
     if not isinstance(a, Tile):
-        raise TraceError("hk.where needs a tile as its second argument")
+        raise TraceError("hk.where needs a tile as its second argument, not %s" % what_is(a),
+                         hint="make it a tile: hk.full(spec, value)")
+    if (mask.spec.rows, mask.spec.cols) != (a.spec.rows, a.spec.cols):
+        raise TraceError("hk.where's mask is %dx%d but its tile %s is %dx%d"
+                         % (mask.spec.rows, mask.spec.cols, describe(a.spec), a.spec.rows, a.spec.cols),
+                         hint="compare tiles of the shape you select between")
+    # 16-bit tiles select between fp32 copies in the mask's layout, so their layouts may differ.
+    if isinstance(b, Tile) and ((b.spec.dtype, b.spec.rows, b.spec.cols) != (a.spec.dtype, a.spec.rows, a.spec.cols)
+                                or (a.spec.dtype.bits != 16 and b.spec.layout != a.spec.layout)):
+        raise TraceError("hk.where chooses between tiles of one type, not %s and %s"
+                         % (describe(a.spec), describe(b.spec)), hint="convert one with .to(...)")
+    if not isinstance(b, (Tile, int, float)):
+        raise TraceError("hk.where's third argument is a tile of the second's type or a Python number, "
+                         "not %s" % what_is(b),
+                         hint="for a device scalar s, pass hk.zeros(spec) + s")
     if a.spec.dtype.bits == 16:
         # A mask is laid out as 32-bit tiles are: select between fp32 copies in the mask's
         # layout (exact both ways; a 16-bit tile's own comparison makes that the layout whose
@@ -122,7 +139,8 @@ def where(mask, a, b):
 def _reduce(fn, x, axis, init):
     _defined(x, init)
     if not isinstance(x, Tile):
-        raise TraceError("reductions take a register tile, not %s" % type(x).__name__)
+        raise TraceError("reductions take a register tile, not %s" % what_is(x))
+    _not_a_mask(x, "a reduction")
     if axis not in ("row", "col"):
         raise TraceError("reduction axis must be 'row' (each row to one value) or 'col', not %r" % (axis,))
     spec = types.RV(x.dtype, x.spec.rows, "col") if axis == "row" else types.RV(x.dtype, x.spec.cols, "row")
@@ -194,6 +212,14 @@ add_col, sub_col, mul_col, div_col, max_col, min_col = add_row, sub_row, mul_row
 def broadcast(vec, spec):
     """A tile of type `spec` whose rows (col vector) or columns (row vector) repeat `vec`."""
     _defined(vec)
+    if not isinstance(vec, Vector) or not isinstance(spec, types.RT):
+        raise TraceError("hk.broadcast takes a register vector and a register tile type, not %s and %r"
+                         % (what_is(vec), spec), hint="e.g. hk.broadcast(v, hk.RT(hk.fp32, 16, 64))")
+    span = spec.rows if vec.spec.axis == "col" else spec.cols
+    if vec.spec.length != span or vec.dtype != spec.dtype:
+        raise TraceError("hk.broadcast cannot repeat %s over %s" % (describe(vec.spec), describe(spec)),
+                         hint="a 'col' vector has one element per row (length = rows), a 'row' vector "
+                              "one per column (length = cols), of the tile's dtype")
     b = _hk()
     with b.loc():
         return wrap(b.d.hk.broadcast(b.type(spec.mlir()), vec.v), spec)
@@ -245,6 +271,8 @@ def triu(x, row0=0, col0=0, diagonal=0, value=0.0):
 
 def iota(spec, index="row"):
     """An i32 tile of `spec`'s shape holding each element's row (or col) index in the tile."""
+    if not isinstance(spec, types.RT) or index not in ("row", "col"):
+        raise TraceError("hk.iota takes a register tile type and index='row' or 'col', not %r, %r" % (spec, index))
     b = _hk()
     spec = types.RT(types.i32, spec.rows, spec.cols, spec.layout)
     with b.loc():
@@ -255,6 +283,8 @@ def iota(spec, index="row"):
 
 def transpose(x):
     _defined(x)
+    if not isinstance(x, Tile):
+        raise TraceError("hk.transpose takes a register tile, not %s" % what_is(x))
     spec = types.RT(x.dtype, x.spec.cols, x.spec.rows, x.spec.layout)
     b = _hk()
     with b.loc():
@@ -271,15 +301,55 @@ def mma(kind, a, b, c):
         raise TraceError("mma kind must be one of AB, ABt, AtB, AtBt, not %r" % (kind,))
     for name, t in (("a", a), ("b", b), ("c", c)):
         if not isinstance(t, Tile):
-            raise TraceError("mma operand %s must be a register tile, not %s" % (name, type(t).__name__))
+            raise TraceError("mma operand %s must be a register tile, not %s" % (name, what_is(t)))
+    _mma_types(kind, a.spec, b.spec, c.spec)
     la, lb = _MMA_LAYOUTS[kind]
     if a.spec.layout != la or b.spec.layout != lb:
         raise TraceError("mma_%s needs a in %s layout and b in %s layout but got %s and %s"
                          % (kind, la, lb, a.spec.layout, b.spec.layout),
                          hint="declare the operand tiles with layout=%r / %r" % (la, lb))
+    _mma_shapes(kind, a.spec, b.spec, c.spec)
     builder = _hk()
     with builder.loc():
         return wrap(builder.d.hk.mma(getattr(builder.d.hk.MmaKind, kind), a.v, b.v, c.v), c.spec)
+
+
+_MMA_OPERANDS = (types.bf16, types.fp16, types.i8, types.fp8e4m3, types.fp8e5m2)
+
+
+def _mma_types(kind, a, b, c):
+    """16-bit (or 8-bit) operands of one dtype, an fp32 accumulator (i32 for i8) in row layout."""
+    for name, t in (("a", a), ("b", b)):
+        if t.dtype not in _MMA_OPERANDS:
+            raise TraceError("hk.mma_%s multiplies bf16 or fp16 operands (8-bit where the target has "
+                             "them), and %s is %s" % (kind, name, describe(t)),
+                             hint="convert it: %s.to(hk.bf16)" % name)
+    if a.dtype != b.dtype:
+        raise TraceError("hk.mma_%s takes a and b of one dtype, not %r and %r" % (kind, a.dtype, b.dtype),
+                         hint="convert one of them with .to(...)")
+    acc = types.i32 if a.dtype == types.i8 else types.fp32
+    if c.dtype != acc or c.layout != "row":
+        raise TraceError("hk.mma_%s accumulates in an %r tile in row layout, and c is %s"
+                         % (kind, acc, describe(c)),
+                         hint="accumulate into hk.zeros(hk.RT(%r, M, N)) and convert the result with .to(...)"
+                              % (acc,))
+
+
+def _mma_shapes(kind, a, b, c):
+    """a is M x K (K x M for At), b K x N (N x K for Bt), c M x N."""
+    at, bt = kind.startswith("At"), kind.endswith("Bt")
+    m, ka = (a.cols, a.rows) if at else (a.rows, a.cols)
+    kb, n = (b.cols, b.rows) if bt else (b.rows, b.cols)
+    forms = "a is %s, b is %s" % ("K x M" if at else "M x K", "N x K" if bt else "K x N")
+    if ka != kb:
+        raise TraceError("hk.mma_%s: a (%dx%d) and b (%dx%d) disagree on K, %d and %d"
+                         % (kind, a.rows, a.cols, b.rows, b.cols, ka, kb),
+                         hint="in mma_%s %s; pick the form that matches how they are stored" % (kind, forms))
+    if (c.rows, c.cols) != (m, n):
+        raise TraceError("hk.mma_%s of a (%dx%d) and b (%dx%d) is %dx%d, but c is %dx%d"
+                         % (kind, a.rows, a.cols, b.rows, b.cols, m, n, c.rows, c.cols),
+                         hint="accumulate into hk.zeros(hk.RT(%r, %d, %d)); in mma_%s %s"
+                              % (c.dtype, m, n, kind, forms))
 
 
 def mma_AB(a, b, c):
@@ -314,16 +384,29 @@ def rand(seed, offsets):
 
 
 def gather(tensor, coord, row_ids, spec):
-    """Rows `row_ids` (an i32 "col" vector) of `tensor` as a tile of `spec`; -1 reads zeros."""
-    _defined(tensor, coord, row_ids)
+    """Rows `row_ids` (an i32 "col" vector) of `tensor` as a tile of `spec`; -1 reads zeros.
+    `coord` picks the slice (batch, depth) and the column tile; its row is not used."""
+    tensor = operands.tensor(tensor, "hk.gather")
+    coord = operands.coord(coord, "hk.gather")
+    if not isinstance(spec, types.RT):
+        raise TraceError("hk.gather reads a register tile type such as hk.RT(hk.bf16, 16, 64), not %r" % (spec,))
+    operands.same_dtype(tensor, spec.dtype, "hk.gather", loading=True)
+    operands.row_ids(row_ids, spec.rows, "hk.gather")
     b = _hk()
     with b.loc():
         return wrap(b.d.hk.gather(b.type(spec.mlir()), tensor.v, coord.v, row_ids.v), spec)
 
 
 def scatter(tensor, coord, row_ids, tile):
-    """Row i of `tile` to row row_ids[i] of `tensor`; negative ids are dropped."""
-    _defined(tensor, coord, row_ids, tile)
+    """Row i of `tile` to row row_ids[i] of `tensor`; negative ids are dropped. `coord` picks the
+    slice (batch, depth) and the column tile; its row is not used."""
+    tensor = operands.tensor(tensor, "hk.scatter")
+    coord = operands.coord(coord, "hk.scatter")
+    _defined(tile)
+    if not isinstance(tile, Tile):
+        raise TraceError("hk.scatter writes a register tile, not %s" % what_is(tile))
+    operands.same_dtype(tensor, tile.dtype, "hk.scatter", loading=False)
+    operands.row_ids(row_ids, tile.spec.rows, "hk.scatter")
     b = _hk()
     with b.loc():
         b.d.hk.scatter(tile.v, tensor.v, coord.v, row_ids.v)

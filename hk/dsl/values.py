@@ -184,6 +184,12 @@ class Scalar(Value):
 
     def to(self, dtype):
         """This scalar converted to `dtype` (hk.fp32 or hk.i32)."""
+        if not isinstance(dtype, types.DType) or (not dtype.is_float and dtype != types.i32
+                                                   and self.type_text != dtype.mlir):
+            raise TraceError("a device scalar converts to hk.i32 or a float dtype (hk.fp32, hk.bf16, "
+                             "hk.fp16), not %r" % (dtype,),
+                             hint="keep device integers as hk.i32; narrow them in a tile, with .to(%r)" % (dtype,)
+                             if isinstance(dtype, types.DType) else "pass an hk dtype such as hk.fp32")
         b = _hk()
         ir, arith = b.ir, b.d.arith
         target = b.type(dtype.mlir)
@@ -254,51 +260,46 @@ class Global(Value):
     cols = property(lambda self: self._extent("cols"), doc="extent of the cols dimension")
 
     def __getitem__(self, coord):
-        return TileRef(self, _as_coord(coord))
+        from hk.dsl import operands
+
+        return TileRef(self, operands.coord(coord, "%s[...]" % self.name))
 
     def __setitem__(self, coord, value):
-        TileRef(self, _as_coord(coord)).store(value)
+        from hk.dsl import operands
+
+        TileRef(self, operands.coord(coord, "%s[...]" % self.name)).store(value)
 
     def load_scalar(self, b, d, r, c):
         """One element at (b, d, r, c)."""
+        from hk.dsl import operands
+
         builder = _hk()
-        idx = [_as_index(scalar(i)).v for i in (b, d, r, c)]
+        idx = operands.element_index(self, "load_scalar", b, d, r, c)
         with builder.loc():
             return Scalar(builder.d.hk.load_scalar(builder.type(self.dtype.mlir), self.v, idx))
 
-    def _element(self, value):
-        """`value` as an element of this tensor: numbers become constants of its dtype, an
-        integer scalar of another width is converted (an index to an i32, ...)."""
-        value = scalar(value, self.dtype.mlir)
-        if not self.dtype.is_float and not value.is_float and value.type_text != self.dtype.mlir:
-            value = value.to(self.dtype)
-        return value
-
     def store_scalar(self, b, d, r, c, value):
+        from hk.dsl import operands
+
         builder = _hk()
-        idx = [_as_index(scalar(i)).v for i in (b, d, r, c)]
-        value = self._element(value)
+        idx = operands.element_index(self, "store_scalar", b, d, r, c)
+        value = operands.element(self, value, "store_scalar")
         with builder.loc():
             builder.d.hk.store_scalar(value.v, self.v, idx)
 
     def atomic_add(self, b, d, r, c, value):
         """Atomically adds `value` to the element at (b, d, r, c) of an fp32 or i32 view, once per wave."""
+        from hk.dsl import operands
+
+        if self.dtype not in (types.fp32, types.i32):
+            raise TraceError("%s.atomic_add adds to an hk.fp32 or hk.i32 tensor, and %s is a tensor of %r"
+                             % (self.name, self.name, self.dtype),
+                             hint="accumulate into an fp32 (or i32) tensor and convert it afterwards")
         builder = _hk()
-        idx = [_as_index(scalar(i)).v for i in (b, d, r, c)]
-        value = self._element(value)
+        idx = operands.element_index(self, "atomic_add", b, d, r, c)
+        value = operands.element(self, value, "atomic_add")
         with builder.loc():
             builder.d.hk.atomic_add(value.v, self.v, idx)
-
-
-def _as_coord(coord):
-    if isinstance(coord, Coord):
-        return coord
-    if isinstance(coord, tuple) and len(coord) == 4:
-        from hk.dsl.ops import tile_coord
-
-        return tile_coord(*coord)
-    raise TraceError("a tensor is indexed by hk.tile_coord(batch, depth, row, col) or a 4-tuple, "
-                     "not %s" % type(coord).__name__)
 
 
 class TileRef:
@@ -357,6 +358,14 @@ class _Typed(Value):
         return self.spec.dtype
 
 
+def _not_a_mask(x, what):
+    """Masks (comparison results) only select: hk.where takes them, arithmetic does not."""
+    if isinstance(x, _Typed) and x.spec.dtype is types.mask:
+        raise TraceError("%s is not defined on %s" % (what, describe(x.spec)),
+                         hint="choose between values with hk.where(mask, a, b); "
+                              "hk.where(mask, hk.full(spec, 1.0), 0.0) is a tile of ones and zeros")
+
+
 class _Register(_Typed):
     """What tiles and vectors share: elementwise arithmetic."""
 
@@ -373,6 +382,10 @@ class _Register(_Typed):
                                       "hk.broadcast or the row/col forms")
             return other.v
         if isinstance(other, Scalar):
+            if other.is_float != self.spec.dtype.is_float or other.type_text == "i1":
+                raise TraceError("cannot combine %s with %s" % (describe(self.spec), what_is(other)),
+                                 hint="convert the scalar first: .to(%s)"
+                                      % ("hk.fp32" if self.spec.dtype.is_float else "hk.i32"))
             return other.v
         if isinstance(other, (int, float)):
             # Python numbers combine as fp32 with float tiles, as i32 with integer tiles.
@@ -381,6 +394,7 @@ class _Register(_Typed):
         return NotImplemented
 
     def _binary(self, fn, other, reverse=False):
+        _not_a_mask(self, "arithmetic")
         o = self._other(other)
         if o is NotImplemented:
             return NotImplemented
@@ -388,8 +402,12 @@ class _Register(_Typed):
         lhs, rhs = self.v, o
         if reverse:
             if not isinstance(other, _Register):
-                # scalar OP tile: splat the scalar first, so the tile is the left operand.
-                splat = fill(self.spec, other)
+                # scalar OP tile: splat the scalar first, so the tile is the left operand. A device
+                # scalar is added to a tile of the additive identity (-0.0 keeps a -0.0 scalar's sign).
+                if isinstance(other, Scalar):
+                    splat = fill(self.spec, -0.0 if self.spec.dtype.is_float else 0)._binary("add", other)
+                else:
+                    splat = fill(self.spec, other)
                 lhs, rhs = splat.v, self.v
             else:
                 lhs, rhs = o, self.v
@@ -429,6 +447,7 @@ class _Register(_Typed):
         return _pow(self, o)
 
     def __neg__(self):
+        _not_a_mask(self, "negation")
         b = _hk()
         with b.loc():
             return wrap(b.d.hk.unary(b.d.hk.UnaryFn.neg, self.v), self.spec)
@@ -534,23 +553,29 @@ class SharedRef:
         self.buffer = buffer
 
     def load(self, spec):
+        from hk.dsl import operands
+
         b = _hk()
         if not isinstance(spec, (types.RT, types.RV)):
             raise TraceError(".load() takes a register tile or vector type, not %r" % (spec,))
         check_buffer(self.s, self.buffer)
-        buf = _as_index(scalar(self.buffer)).v
+        operands.fits_buffer(self.s.spec, spec, loading=True)
+        buf = operands.index(self.buffer, "the buffer index").v
         with b.loc():
             v = b.d.hk.lds_load(b.type(spec.mlir()), self.s.v, buf)
         return wrap(v, spec)
 
     def store(self, value):
+        from hk.dsl import operands
+
         b = _hk()
         check_defined(value)
         if not isinstance(value, (Tile, Vector)):
             raise TraceError("only a register tile or vector can be stored to a shared tile, not %s"
-                             % type(value).__name__)
+                             % what_is(value))
         check_buffer(self.s, self.buffer)
-        buf = _as_index(scalar(self.buffer)).v
+        operands.fits_buffer(self.s.spec, value.spec, loading=False)
+        buf = operands.index(self.buffer, "the buffer index").v
         with b.loc():
             b.d.hk.lds_store(value.v, self.s.v, buf)
 
@@ -572,8 +597,11 @@ class SharedRef:
                 raise TraceError("subtile %s index %d is outside the %d %dx%d subtiles along that axis "
                                  "of the %dx%d shared tile" % (what, k, n, rows, cols, spec.rows, spec.cols),
                                  hint="use an index from 0 to %d" % (n - 1))
+        from hk.dsl import operands
+
         b = _hk()
-        buf, row, col = (_as_index(scalar(x)).v for x in (self.buffer, i, j))
+        buf, row, col = (operands.index(x, what).v for x, what in (
+            (self.buffer, "the buffer index"), (i, "the row of a subtile"), (j, "the column of a subtile")))
         with b.loc():
             v = b.d.hk.subtile(b.type(view.mlir()), self.s.v, buf, row, col)
         return SharedRef(SharedView(v, view), 0)
@@ -597,11 +625,41 @@ def _shape(spec):
 def describe(spec):
     if isinstance(spec, types.Staged):
         return "a staged %dx%d %r tile" % (spec.rows, spec.cols, spec.dtype)
+    if isinstance(spec, types.RT) and spec.dtype is types.mask:
+        return "a %dx%d mask (a comparison's result)" % (spec.rows, spec.cols)
     if isinstance(spec, types.RT):
         return "hk.RT(%r, %d, %d, %r)" % (spec.dtype, spec.rows, spec.cols, spec.layout)
     if isinstance(spec, types.RV):
         return "hk.RV(%r, %d, %r)" % (spec.dtype, spec.length, spec.axis)
+    if isinstance(spec, types.ST):
+        return "hk.ST(%r, %d, %d, %d)" % (spec.dtype, spec.rows, spec.cols, spec.buffers)
+    if isinstance(spec, types.SV):
+        return "hk.SV(%r, %d, %d)" % (spec.dtype, spec.length, spec.buffers)
     return repr(spec)
+
+
+def what_is(value):
+    """`value` as the language names it, for messages: hk.RT(...), a device scalar of type i32,
+    the tensor x, a 3-tuple, the number 2.5."""
+    if isinstance(value, _Typed):
+        return describe(value.spec)
+    if isinstance(value, Scalar):
+        return "a device scalar of type %s" % value.type_text
+    if isinstance(value, Global):
+        return "the tensor %s" % value.name
+    if isinstance(value, Shared):
+        return describe(value.spec)
+    if isinstance(value, SharedRef):
+        return "a buffer of %s" % describe(value.s.spec)
+    if isinstance(value, TileRef):
+        return "%s[...] (load it with .load(hk.RT(...)))" % value.g.name
+    if isinstance(value, Coord):
+        return "a tile coordinate"
+    if isinstance(value, tuple):
+        return "a %d-tuple" % len(value)
+    if isinstance(value, (bool, int, float)):
+        return "the number %r" % (value,)
+    return "a %s" % type(value).__name__
 
 
 def wrap(v, spec):
@@ -618,6 +676,13 @@ def wrap(v, spec):
 
 def fill(spec, value):
     """A tile or vector of type `spec` with every element `value`."""
+    if not isinstance(spec, (types.RT, types.RV)):
+        raise TraceError("a filled value is a register tile or vector (hk.RT, hk.RV), not %s" % describe(spec),
+                         hint="shared tiles are allocated with hk.lds.alloc")
+    check_defined(value)
+    if not isinstance(value, (int, float)):
+        raise TraceError("a tile is filled with a Python number, not %s" % what_is(value),
+                         hint="for a device scalar s, add it to a filled tile: hk.zeros(spec) + s")
     b = _hk()
     t = b.type(spec.mlir())
     element = b.type(spec.dtype.mlir)

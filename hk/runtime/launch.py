@@ -27,7 +27,12 @@ def _check_args(kernel, args):
                             % (str(got).replace("torch.", ""), p.kind.dtype.torch_name))
                 raise LaunchError("kernel %s: argument %r must be a tensor of %r but is %s"
                                   % (kernel.name, p.name, p.kind.dtype, got), hint=hint)
-            if a.dim() and a.stride(-1) != 1:
+            if not 1 <= a.dim() <= 4:
+                raise LaunchError("kernel %s: argument %r has %d dimensions %s; a tensor argument has 1 to 4, "
+                                  "seen as (batch, depth, rows, cols)" % (kernel.name, p.name, a.dim(), tuple(a.shape)),
+                                  hint="reshape it: x.flatten(0, 1) merges the first two dimensions"
+                                  if a.dim() > 4 else "pass x.reshape(1) for a single element")
+            if a.stride(-1) != 1:
                 raise LaunchError("kernel %s: argument %r must have unit stride in its last dimension"
                                   % (kernel.name, p.name), hint="pass tensor.contiguous()")
             if a.dim() > 1 and a.stride(-2) * a.element_size() >= MAX_ROW_BYTES:
@@ -36,7 +41,7 @@ def _check_args(kernel, args):
                                   "be less than %d bytes apart" % (kernel.name, p.name,
                                                                    a.stride(-2) * a.element_size(), MAX_ROW_BYTES),
                                   hint="pass a view whose rows are closer, or tensor.contiguous()")
-            extents = types.view4d(a.shape) if 1 <= a.dim() <= 4 else ()
+            extents = types.view4d(a.shape)
             if any(e > INT_MAX for e in extents):
                 raise LaunchError("kernel %s: argument %r has an extent of more than 2**31 - 1 elements "
                                   "%s; hk tensors index with 32-bit ints" % (kernel.name, p.name, tuple(a.shape)),

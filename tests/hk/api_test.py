@@ -1,5 +1,6 @@
 """The rest of the public API on the interpreter: dtypes, row/column broadcasts, fills, LDS
-vectors, the generic mma, transpose and tril, and the Kernel / TracedKernel objects."""
+vectors, the generic mma, transpose and tril, a device scalar left of a tile, and the Kernel /
+TracedKernel objects."""
 
 import pytest
 import torch
@@ -117,6 +118,31 @@ def test_generic_mma_and_transpose():
             t = a[0, 0, 0, 0].load(hk.RT(hk.bf16, 16, 16))
             hk.mma("BA", t, t, hk.zeros(hk.RT(hk.fp32, 16, 16)))
         bad.trace(arch="gfx1100")
+
+
+@hk.kernel(grid=(1,))
+def scalar_first(x: hk.Tensor[hk.fp32], i: hk.Tensor[hk.i32], o: hk.Tensor[hk.fp32], oi: hk.Tensor[hk.i32],
+                 s: float, n: int):
+    t = x[0, 0, 0, 0].load(T)
+    o[0, 0, 0, 0] = s - t
+    o[1, 0, 0, 0] = s / t
+    o[2, 0, 0, 0] = s * t
+    oi[0, 0, 0, 0] = n - i[0, 0, 0, 0].load(hk.RT(hk.i32, 16, 64))
+
+
+@pytest.mark.parametrize("s", [1.5, -0.0])
+def test_a_device_scalar_on_the_left_of_a_tile(s):
+    x = torch.randn(16, 64)
+    x[0, :4] = torch.tensor([0.0, -0.0, float("inf"), float("nan")])
+    i = torch.randint(-100, 100, (16, 64), dtype=torch.int32)
+    o, oi = torch.zeros(3, 16, 64), torch.zeros(16, 64, dtype=torch.int32)
+    scalar_first(x, i, o, oi, s, 7)
+    splat = torch.full_like(x, s)  # torch's s / x multiplies by x's reciprocal: not IEEE division
+    for got, ref in zip(o, (splat - x, splat / x, splat * x)):
+        torch.testing.assert_close(got, ref, rtol=0, atol=0, equal_nan=True)
+        numbers = ~ref.isnan()
+        assert torch.equal(got[numbers].signbit(), ref[numbers].signbit())  # -0.0 - 0.0 is -0.0
+    torch.testing.assert_close(oi, 7 - i, rtol=0, atol=0)
 
 
 def test_kernel_and_traced_kernel_objects():

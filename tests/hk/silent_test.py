@@ -2,7 +2,8 @@
 bodies, a float for an int, ints beyond 32 bits, constants that print alike, constant LDS buffer
 and subtile indices out of range, inputs smaller than the output they are read for, a returned
 value; launch and target errors name the call; the column-layout LDS warning
-shows when a kernel is traced, built or called."""
+shows when a kernel is traced, built or called, and so does the warning of register tiles near
+the budget."""
 
 import inspect
 import warnings
@@ -226,7 +227,7 @@ def test_bool_and_int64_tensors_are_refused_with_what_to_use():
 def test_a_non_hk_exception_from_inside_hk_becomes_an_error_at_the_users_line():
     @hk.kernel(grid=(1,))
     def k(x: hk.Tensor[hk.fp32]):
-        x[0, 0, 0, 0] = hk.full(T, "one")  # the bad fill
+        x[0, 0, 0, 0] = hk.tril(hk.zeros(T), value="one")  # the bad fill
 
     with pytest.raises(TraceError, match=r"hk cannot use what this line passes it \(ValueError") as e:
         k.trace(arch="gfx1100")
@@ -269,3 +270,32 @@ def test_the_column_layout_warning_shows_when_the_kernel_is_first_traced():
     with warnings.catch_warnings():
         warnings.simplefilter("error", HKWarning)
         column_reads(*args)  # once per specialization, not on every call
+
+
+@hk.kernel(grid=(1,))
+def near_the_budget(a: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    x = a[0, 0, 0, 0].load(hk.RT(hk.fp32, 64, 64))  # 128 VGPRs per lane on gfx1100
+    y = a[0, 0, 0, 0].load(hk.RT(hk.fp32, 32, 64))  # 64
+    z = a[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 64))  # 32
+    w = a[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 32))  # 16: the peak, 240
+    o[0, 0, 0, 0] = x
+    o[0, 0, 0, 0] = y
+    o[0, 0, 0, 0] = z
+    o[0, 0, 0, 0] = w
+
+
+def test_tiles_near_the_register_budget_warn_at_the_kernel_while_tracing():
+    with pytest.warns(HKWarning) as caught:
+        near_the_budget.trace("gfx1100")
+    (w,) = [w for w in caught if issubclass(w.category, HKWarning)]
+    assert (w.filename, w.lineno) == (HERE, near_the_budget.fn.__code__.co_firstlineno)
+    message = str(w.message)
+    assert message.startswith("register tiles live at the peak need 240 of the 256 VGPRs per lane the "
+                              "target's budget on gfx1100 allows; the compiled kernel also keeps addresses, "
+                              "indices and temporaries in VGPRs, so it may spill, which the resource gate "
+                              "refuses")
+    assert "\n  note: %s:%d:" % (HERE, here("# 16: the peak", near_the_budget.fn)) in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", HKWarning)
+        near_the_budget.trace("gfx942")  # wave64: 120 of 512, far from it
+        near_the_budget.trace("gfx1100")  # once per specialization

@@ -1,4 +1,5 @@
-"""k.build() never returns a spilling kernel: the resource gate refuses it with the numbers."""
+"""k.build() never returns a spilling kernel: the resource gate refuses it with the numbers; tracing
+already warns that its tiles come near its budget."""
 
 import os
 import sys
@@ -40,3 +41,12 @@ def test_the_gate_runs_on_cache_hits_too():
     assert "fewer than its min_occupancy=%d" % (first.occupancy.waves_per_simd + 1) in str(e.value)
     again = hk.kernel(fn, grid=grid, warps=4).build(arch="gfx1100")
     assert again.cached and again.path == first.path
+
+
+def test_tracing_already_warns_that_it_may_spill():
+    import hk
+    from hk.errors import HKWarning
+
+    capped = hk.kernel(spilling.spilling.fn, grid=spilling.spilling.grid, warps=4, max_vgprs=96)
+    with pytest.warns(HKWarning, match=r"need \d+ of the 96 VGPRs per lane the kernel's max_vgprs budget"):
+        capped.trace(arch="gfx1100")

@@ -125,7 +125,9 @@ def HKBudgets : Pass<"hk-budgets", "ModuleOp"> {
     Computes, at every point of a kernel, the VGPRs the live register tiles and vectors take
     per lane (on RDNA3, 16-bit MMA operands take twice: their lanes are duplicated) and
     refuses the kernel when the peak exceeds the budget: the target's VGPRs, or the kernel's
-    `hk.max_vgprs` when lower. The error gives the peak, the budget and the largest tiles.
+    `hk.max_vgprs` when lower. The error gives the peak, the budget and the largest tiles. A
+    peak above the budget less 32 VGPRs is a warning at the kernel: the compiled kernel keeps
+    addresses, indices and temporaries in VGPRs too, and may spill.
   }];
   let options = [
     Option<"arch", "arch", "std::string", /*default=*/"\"gfx1100\"", "target architecture">,
