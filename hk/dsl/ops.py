@@ -8,7 +8,7 @@ import builtins
 from hk import types
 from hk.dsl import builder as _b
 from hk.dsl.values import (Coord, Scalar, Shared, Tile, Vector, _as_index, check_defined, describe, fill,
-                           scalar, wrap)
+                           scalar, splat, wrap)
 from hk.errors import TraceError
 
 
@@ -86,14 +86,15 @@ maximum = _binary_fn("max", "maximum")
 minimum = _binary_fn("min", "minimum")
 
 
-def _pow(x, y):
+def _pow(x, y, reverse=False):
+    """x ** y; with reverse=True, y ** x."""
     _defined(x, y)
     if not isinstance(x, (Tile, Vector)):
         raise TraceError("hk.math.pow takes a register tile or vector first, not %s" % type(x).__name__)
     if not x.dtype.is_float:
         raise TraceError("hk.math.pow needs a floating-point tile but got %s" % describe(x.spec),
                          hint="convert first with .to(hk.fp32)")
-    return x._binary("pow", y)
+    return x._binary("pow", y, reverse)
 
 
 def where(mask, a, b):
@@ -112,7 +113,7 @@ def where(mask, a, b):
         b = b.to(types.fp32, layout) if isinstance(b, Tile) and b.spec.dtype == a.spec.dtype else b
         return where(mask, a.to(types.fp32, layout), b).to(a.spec.dtype, a.spec.layout)
     if not isinstance(b, Tile):
-        b = fill(a.spec, b)
+        b = splat(a.spec, b)
     with builder.loc():
         return wrap(builder.d.hk.select(mask.v, a.v, b.v), a.spec)
 
