@@ -9,7 +9,7 @@ from hk import types
 from hk.dsl import builder as _b
 from hk.dsl import operands
 from hk.dsl.values import (Coord, Scalar, Shared, Tile, Vector, _as_index, _not_a_mask, check_defined, describe,
-                           fill, scalar, what_is, wrap)
+                           fill, scalar, splat, what_is, wrap)
 from hk.errors import TraceError
 
 
@@ -89,14 +89,15 @@ maximum = _binary_fn("max", "maximum")
 minimum = _binary_fn("min", "minimum")
 
 
-def _pow(x, y):
+def _pow(x, y, reverse=False):
+    """x ** y; with reverse=True, y ** x."""
     _defined(x, y)
     if not isinstance(x, (Tile, Vector)):
         raise TraceError("hk.math.pow takes a register tile or vector first, not %s" % type(x).__name__)
     if not x.dtype.is_float:
         raise TraceError("hk.math.pow needs a floating-point tile but got %s" % describe(x.spec),
                          hint="convert first with .to(hk.fp32)")
-    return x._binary("pow", y)
+    return x._binary("pow", y, reverse)
 
 
 def where(mask, a, b):
@@ -117,10 +118,9 @@ def where(mask, a, b):
                                 or (a.spec.dtype.bits != 16 and b.spec.layout != a.spec.layout)):
         raise TraceError("hk.where chooses between tiles of one type, not %s and %s"
                          % (describe(a.spec), describe(b.spec)), hint="convert one with .to(...)")
-    if not isinstance(b, (Tile, int, float)):
-        raise TraceError("hk.where's third argument is a tile of the second's type or a Python number, "
-                         "not %s" % what_is(b),
-                         hint="for a device scalar s, pass hk.zeros(spec) + s")
+    if not isinstance(b, (Tile, Scalar, int, float)):
+        raise TraceError("hk.where's third argument is a tile of the second's type, a device scalar or a "
+                         "Python number, not %s" % what_is(b))
     if a.spec.dtype.bits == 16:
         # A mask is laid out as 32-bit tiles are: select between fp32 copies in the mask's
         # layout (exact both ways; a 16-bit tile's own comparison makes that the layout whose
@@ -129,7 +129,7 @@ def where(mask, a, b):
         b = b.to(types.fp32, layout) if isinstance(b, Tile) and b.spec.dtype == a.spec.dtype else b
         return where(mask, a.to(types.fp32, layout), b).to(a.spec.dtype, a.spec.layout)
     if not isinstance(b, Tile):
-        b = fill(a.spec, b)
+        b = splat(a.spec, b)
     with builder.loc():
         return wrap(builder.d.hk.select(mask.v, a.v, b.v), a.spec)
 

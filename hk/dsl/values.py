@@ -25,7 +25,7 @@ class Value:
         raise TraceError(
             "a device value has no Python truth value while the kernel is traced",
             hint="an `if` or `while` on device values is rewritten into scf control flow only "
-                 "where it stands directly in the kernel body; use hk.where/hk.select for "
+                 "where it stands directly in the kernel body; use hk.where for "
                  "elementwise choices, or compute the condition from Python constants")
 
     def __iter__(self):
@@ -137,7 +137,7 @@ class Scalar(Value):
             like = self.type_text
             if isinstance(other, float) and not self.is_float:
                 raise TraceError("cannot combine the integer device value with the float %r" % other,
-                                 hint="convert explicitly with hk.to_float(...)")
+                                 hint="convert it explicitly with .to(hk.fp32)")
             return self, scalar(other, like)
         if isinstance(other, Scalar):
             a, b = self, other
@@ -149,7 +149,7 @@ class Scalar(Value):
             return a, b
         return NotImplemented, None
 
-    def _binary(self, other, int_op, float_op, reverse=False):
+    def _binary(self, other, int_op, float_op, reverse=False, sym=None):
         a, b = self._coerce(other)
         if a is NotImplemented:
             return NotImplemented
@@ -158,7 +158,8 @@ class Scalar(Value):
         builder = _hk()
         op = float_op if a.is_float else int_op
         if op is None:
-            raise TraceError("operation not defined on %s scalars" % a.type_text)
+            raise TraceError("%s is not defined on %s scalars" % (sym, a.type_text),
+                             hint=_UNDEFINED_HINTS[sym, a.is_float])
         with builder.loc():
             return Scalar(getattr(builder.d.arith, op)(a.v, b.v))
 
@@ -168,19 +169,35 @@ class Scalar(Value):
     def __rsub__(self, o): return self._binary(o, "subi", "subf", True)
     def __mul__(self, o): return self._binary(o, "muli", "mulf")
     def __rmul__(self, o): return self._binary(o, "muli", "mulf", True)
-    def __floordiv__(self, o): return self._binary(o, "divsi", None)
-    def __rfloordiv__(self, o): return self._binary(o, "divsi", None, True)
-    def __truediv__(self, o): return self._binary(o, None, "divf")
-    def __rtruediv__(self, o): return self._binary(o, None, "divf", True)
-    def __mod__(self, o): return self._binary(o, "remsi", None)
-    def __rmod__(self, o): return self._binary(o, "remsi", None, True)
-    def __and__(self, o): return self._binary(o, "andi", None)
-    def __or__(self, o): return self._binary(o, "ori", None)
-    def __lshift__(self, o): return self._binary(o, "shli", None)
-    def __rshift__(self, o): return self._binary(o, "shrsi", None)
+    def __floordiv__(self, o): return self._binary(o, "divsi", None, sym="//")
+    def __rfloordiv__(self, o): return self._binary(o, "divsi", None, True, "//")
+    def __truediv__(self, o): return self._binary(o, None, "divf", sym="/")
+    def __rtruediv__(self, o): return self._binary(o, None, "divf", True, "/")
+    def __mod__(self, o): return self._binary(o, "remsi", None, sym="%")
+    def __rmod__(self, o): return self._binary(o, "remsi", None, True, "%")
+    def __and__(self, o): return self._binary(o, "andi", None, sym="&")
+    def __rand__(self, o): return self._binary(o, "andi", None, True, "&")
+    def __or__(self, o): return self._binary(o, "ori", None, sym="|")
+    def __ror__(self, o): return self._binary(o, "ori", None, True, "|")
+    def __xor__(self, o): return self._binary(o, "xori", None, sym="^")
+    def __rxor__(self, o): return self._binary(o, "xori", None, True, "^")
+    def __lshift__(self, o): return self._binary(o, "shli", None, sym="<<")
+    def __rlshift__(self, o): return self._binary(o, "shli", None, True, "<<")
+    def __rshift__(self, o): return self._binary(o, "shrsi", None, sym=">>")
+    def __rrshift__(self, o): return self._binary(o, "shrsi", None, True, ">>")
 
     def __neg__(self):
-        return 0 - self if not self.is_float else self._binary(0.0, None, "subf", True)
+        # Floats flip the sign (-(0.0) is -0.0, which 0.0 - x would not give); integers wrap.
+        return 0 - self if not self.is_float else self * -1.0
+
+    def __pow__(self, o):
+        if isinstance(o, _Register):
+            return NotImplemented  # s ** tile: the tile's
+        raise TraceError("** takes register tiles and vectors, not a device scalar",
+                         hint="multiply the scalar by itself, or raise a tile: hk.full(spec, 0.0) + s")
+
+    def __rpow__(self, o):
+        return self.__pow__(o)
 
     def to(self, dtype):
         """This scalar converted to `dtype` (hk.fp32 or hk.i32)."""
@@ -222,13 +239,27 @@ class Scalar(Value):
                 return Scalar(arith.cmpf(getattr(arith.CmpFPredicate, fpred), a.v, b.v))
             return Scalar(arith.cmpi(getattr(arith.CmpIPredicate, ipred), a.v, b.v))
 
-    def __lt__(self, o): return self._compare(o, "slt", "olt")
-    def __le__(self, o): return self._compare(o, "sle", "ole")
-    def __gt__(self, o): return self._compare(o, "sgt", "ogt")
-    def __ge__(self, o): return self._compare(o, "sge", "oge")
-    def __eq__(self, o): return self._compare(o, "eq", "oeq")
-    def __ne__(self, o): return self._compare(o, "ne", "one")
+    # Ordered predicates (false with NaN) but for !=, which is unordered: true with NaN, as in
+    # Python and on tiles (docs/semantics.md).
+    def __lt__(self, o): return self._compare(o, "slt", "OLT")
+    def __le__(self, o): return self._compare(o, "sle", "OLE")
+    def __gt__(self, o): return self._compare(o, "sgt", "OGT")
+    def __ge__(self, o): return self._compare(o, "sge", "OGE")
+    def __eq__(self, o): return self._compare(o, "eq", "OEQ")
+    def __ne__(self, o): return self._compare(o, "ne", "UNE")
     __hash__ = None
+
+
+_UNDEFINED_HINTS = {
+    ("//", True): "// and % take integer scalars; convert with .to(hk.i32) first",
+    ("%", True): "// and % take integer scalars; convert with .to(hk.i32) first",
+    ("/", False): "divide integers with // (truncating toward zero), or convert with .to(hk.fp32) first",
+    ("&", True): "bitwise operators take integer scalars",
+    ("|", True): "bitwise operators take integer scalars",
+    ("^", True): "bitwise operators take integer scalars",
+    ("<<", True): "shifts take integer scalars",
+    (">>", True): "shifts take integer scalars",
+}
 
 
 # Coordinates, global views ------------------------------------------------------------------
@@ -395,47 +426,50 @@ class _Register(_Typed):
 
     def _binary(self, fn, other, reverse=False):
         _not_a_mask(self, "arithmetic")
+        if reverse and isinstance(other, (Scalar, int, float)):
+            return self._reversed(fn, other)
         o = self._other(other)
         if o is NotImplemented:
             return NotImplemented
         b = _hk()
-        lhs, rhs = self.v, o
-        if reverse:
-            if not isinstance(other, _Register):
-                # scalar OP tile: splat the scalar first, so the tile is the left operand. A device
-                # scalar is added to a tile of the additive identity (-0.0 keeps a -0.0 scalar's sign).
-                if isinstance(other, Scalar):
-                    splat = fill(self.spec, -0.0 if self.spec.dtype.is_float else 0)._binary("add", other)
-                else:
-                    splat = fill(self.spec, other)
-                lhs, rhs = splat.v, self.v
-            else:
-                lhs, rhs = o, self.v
+        lhs, rhs = (o, self.v) if reverse else (self.v, o)
         with b.loc():
             return wrap(b.d.hk.binary(getattr(b.d.hk.BinaryFn, fn), lhs, rhs), self.spec)
 
+    def _reversed(self, fn, other):
+        """`other fn self` for a scalar or number `other`. The operation takes a scalar on its
+        right only, so `other` becomes a tile of the compute type (fp32 or i32, where the
+        arithmetic runs anyway) and the result is rounded once to this dtype, as `self fn other`
+        would be: a 16-bit tile's splat of 0.1 would round it first."""
+        wide = types.fp32 if self.dtype.is_float else types.i32
+        value = self if self.dtype == wide else self.to(wide)
+        result = splat(value.spec, other)._binary(fn, value)
+        return result if self.dtype == wide else result.to(self.dtype)
+
+    # add and mul commute (bit for bit, as do the bitwise operations): reversed, they are the same.
     def __add__(self, o): return self._binary("add", o)
-    def __radd__(self, o): return self._binary("add", o, True)
+    def __radd__(self, o): return self._binary("add", o)
     def __sub__(self, o): return self._binary("sub", o)
     def __rsub__(self, o): return self._binary("sub", o, True)
     def __mul__(self, o): return self._binary("mul", o)
-    def __rmul__(self, o): return self._binary("mul", o, True)
+    def __rmul__(self, o): return self._binary("mul", o)
     def __truediv__(self, o): return self._binary("div", o)
     def __rtruediv__(self, o): return self._binary("div", o, True)
 
     # Bitwise, on i32 tiles and vectors: shifts by the amount modulo 32, >> arithmetic.
     def _bitwise(self, fn, other, reverse=False):
         if self.spec.dtype != types.i32:
-            raise TraceError("%s is defined on i32 tiles and vectors, not %s" % (fn, describe(self.spec)),
+            symbol = {"band": "&", "bor": "|", "bxor": "^", "shl": "<<", "shr": ">>"}[fn]
+            raise TraceError("%s is defined on i32 tiles and vectors, not %s" % (symbol, describe(self.spec)),
                              hint="convert with .to(hk.i32) first")
         return self._binary(fn, other, reverse)
 
     def __and__(self, o): return self._bitwise("band", o)
-    def __rand__(self, o): return self._bitwise("band", o, True)
+    def __rand__(self, o): return self._bitwise("band", o)
     def __or__(self, o): return self._bitwise("bor", o)
-    def __ror__(self, o): return self._bitwise("bor", o, True)
+    def __ror__(self, o): return self._bitwise("bor", o)
     def __xor__(self, o): return self._bitwise("bxor", o)
-    def __rxor__(self, o): return self._bitwise("bxor", o, True)
+    def __rxor__(self, o): return self._bitwise("bxor", o)
     def __lshift__(self, o): return self._bitwise("shl", o)
     def __rlshift__(self, o): return self._bitwise("shl", o, True)
     def __rshift__(self, o): return self._bitwise("shr", o)
@@ -445,6 +479,11 @@ class _Register(_Typed):
         from hk.dsl.ops import _pow
 
         return _pow(self, o)
+
+    def __rpow__(self, o):
+        from hk.dsl.ops import _pow
+
+        return _pow(self, o, reverse=True)
 
     def __neg__(self):
         _not_a_mask(self, "negation")
@@ -515,6 +554,16 @@ class Vector(_Register):
     """A register vector of a tile's rows ("col" axis) or columns ("row" axis)."""
 
     __slots__ = ()
+
+    def _compare(self, other):
+        # Masks are tiles: without this, == and != would be Python's identity test (a silent
+        # False or True) and < a TypeError.
+        check_defined(other)
+        raise TraceError("comparisons take register tiles, not vectors (%s)" % describe(self.spec),
+                         hint="broadcast the vector to a tile first: hk.broadcast(v, hk.RT(...))")
+
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _compare
+    __hash__ = None
 
 
 class StagedTile(_Typed):
@@ -672,6 +721,14 @@ def wrap(v, spec):
     if isinstance(spec, types.Staged):
         return StagedTile(v, spec)
     raise AssertionError(spec)
+
+
+def splat(spec, value):
+    """A tile or vector of type `spec` with every element `value`: a number or a device scalar."""
+    if not isinstance(value, Scalar):
+        return fill(spec, value)
+    # x + -0.0 is x for every float x, signed zeros and NaN included (0.0 would turn -0.0 into 0.0).
+    return fill(spec, -0.0 if spec.dtype.is_float else 0) + value
 
 
 def fill(spec, value):

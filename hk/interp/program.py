@@ -183,14 +183,16 @@ class Program:
 
     def _arith_cmpf(self, op, ins, outs, attrs):
         pred = _number(attrs["predicate"])
-        # false, oeq, ogt, oge, olt, ole, one, ord, ueq, ugt, uge, ult, ule, une, uno, true
-        fns = {1: lambda a, b: a == b, 2: lambda a, b: a > b, 3: lambda a, b: a >= b,
-               4: lambda a, b: a < b, 5: lambda a, b: a <= b, 6: lambda a, b: a != b,
-               8: lambda a, b: a == b, 9: lambda a, b: a > b, 10: lambda a, b: a >= b,
-               11: lambda a, b: a < b, 12: lambda a, b: a <= b, 13: lambda a, b: a != b}
-        if pred not in fns:
+        # false, oeq, ogt, oge, olt, ole, one, ord, ueq, ugt, uge, ult, ule, une, uno, true:
+        # ordered ones are false with a NaN operand, unordered ones (8 to 13) true.
+        ordered = {1: lambda a, b: a == b, 2: lambda a, b: a > b, 3: lambda a, b: a >= b,
+                   4: lambda a, b: a < b, 5: lambda a, b: a <= b, 6: lambda a, b: a < b or a > b}
+        if pred in ordered:
+            return self._simple(outs, ins, ordered[pred])
+        if not 8 <= pred <= 13:
             raise Unsupported("arith.cmpf predicate %d" % pred)
-        return self._simple(outs, ins, fns[pred])
+        fn = ordered[pred - 7]
+        return self._simple(outs, ins, lambda a, b: a != a or b != b or fn(a, b))
 
     def _scf_yield(self, op, ins, outs, attrs):
         return None  # read by the parent

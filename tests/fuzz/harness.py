@@ -16,6 +16,9 @@ from hk.runtime import toolchain as toolchain_lib
 
 from tests.fuzz.values import APPROX, tolerance
 
+# What the emulator's error says of an instruction it lacks (decoded or executed).
+UNSUPPORTED = "the emulator does not implement"
+
 TORCH = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16, "i32": torch.int32,
          "i8": torch.int8, "fp8e4m3": torch.float8_e4m3fn, "fp8e5m2": torch.float8_e5m2}
 
@@ -120,13 +123,17 @@ def _written(program, after):
 def interp_run(kernel, program):
     """The interpreter's run. Straight to hk.interp, past the launch's shape checks: an input
     smaller than an output is refused at a call, and the fuzzer wants such programs run."""
+    args = arguments(program)
+    grid = tuple(program.grid) + (1,) * (3 - len(program.grid))
+    run_interp(kernel.trace("gfx1100"), grid, launch.scalar_values(kernel, args))
+    return args
+
+
+def run_interp(traced, grid, args):
+    """Runs `traced` on the interpreter over `grid` (x, y, z); tensors in `args` change in place."""
     from hk import interp
 
-    args = arguments(program)
-    traced = kernel.trace("gfx1100")
-    grid = tuple(program.grid) + (1,) * (3 - len(program.grid))
-    interp.run(traced, grid, launch.scalar_values(kernel, args))
-    return args
+    interp.run(traced, grid, args)
 
 
 def compile_batch(traced_list, arch, toolchain):
@@ -137,14 +144,24 @@ def compile_batch(traced_list, arch, toolchain):
     return path
 
 
-def emu_run(traced, path, metas, program):
+def batch_metadata(path):
+    """The metadata of each kernel in a batch's code object, by name."""
+    return {m.name: m for m in metadata.read(path)}
+
+
+def run_compiled(traced, path, metas, grid, args):
+    """Runs `traced`, compiled into the batch at `path`, on the emulator over `grid`; tensors
+    in `args` change in place."""
     meta = metas[traced.name]
     occ = gate.check(meta, traced.warps)
     built = build_lib.Build(traced.name, traced.arch, traced.warps, path, meta, occ, True, 0.0, traced)
-    args = arguments(program)
-    values = launch.scalar_values(program_kernel(traced), args)
+    emu_launch.run(built, grid, args)
+
+
+def emu_run(traced, path, metas, program):
+    values = launch.scalar_values(program_kernel(traced), arguments(program))
     grid = tuple(program.grid) + (1,) * (3 - len(program.grid))
-    emu_launch.run(built, grid, values)
+    run_compiled(traced, path, metas, grid, values)
     return values
 
 
@@ -184,7 +201,7 @@ def run_valid(programs, directory, archs, toolchain=None, on_outcome=None):
             for p, _, _ in ready:
                 verdict[p.name] = Outcome(p, "refused", "%s: the batch does not compile: %s" % (arch, e))
             continue
-        metas = {m.name: m for m in metadata.read(path)}
+        metas = batch_metadata(path)
         by_name = {t.name: t for t in traced}
         for p, kernel, reference in ready:
             t = by_name.get(p.name)
@@ -193,7 +210,7 @@ def run_valid(programs, directory, archs, toolchain=None, on_outcome=None):
             try:
                 got = emu_run(t, path, metas, p)
             except HKError as e:
-                lacks = "does not implement this instruction" in str(e)
+                lacks = UNSUPPORTED in str(e)
                 verdict[p.name] = Outcome(p, "unsupported" if lacks else "refused", "%s: %s" % (arch, e))
                 continue
             for spec, a, b in zip(p.tensors, reference, got):

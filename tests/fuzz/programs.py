@@ -3,8 +3,10 @@
 A Program is one @hk.kernel: input tensors of random dtypes and shapes (ragged, smaller than a
 tile, with batch and depth), scalar parameters, and a body of random statements: loads and
 stores at coordinates inside, across and outside every edge (negative ones included), gathers
-and scatters with padding ids, single elements, atomics, LDS round trips, arithmetic, casts,
-comparisons, reductions, MMAs, device loops and branches. Each output tensor receives one
+and scatters with padding ids, single elements, atomics, LDS round trips, arithmetic (with tiles,
+device scalars and numbers on either side, bitwise on i32), casts, comparisons (masks for
+hk.where; of float and int scalars as values and as branch conditions, NaN among the float
+parameters), reductions, MMAs, device loops and branches. Each output tensor receives one
 store; the generator knows how exactly the interpreter and the emulator must agree on it
 (values.py). Everything is decided by the seed.
 """
@@ -19,6 +21,8 @@ from tests.fuzz.values import APPROX, EXACT, ROUNDED, V, arith, stored, worst
 FLOATS = ["fp32", "bf16", "fp16", "fp8e4m3", "fp8e5m2"]
 INTS = ["i32", "i8"]
 APPROX_UNARY = ["exp", "exp2", "sin", "cos", "tanh", "sigmoid", "silu", "gelu"]
+COMPARISONS = [">", ">=", "<", "<=", "==", "!="]
+BITWISE = {"and": "&", "or": "|", "xor": "^", "shl": "<<", "shr": ">>"}
 
 
 @dataclasses.dataclass
@@ -194,21 +198,36 @@ class Generator:
         if a is None:
             return self.load()
         r = self.rng
-        op = r.choice(["add", "sub", "mul", "div", "max", "min"])
+        ops = ["add", "sub", "mul", "div", "max", "min"] + (list(BITWISE) if a.dtype == "i32" else [])
+        op = r.choice(ops)
         b = self.pick(lambda v: v.is_tile and v.dtype == a.dtype and v is not a)
-        if b is None or r.random() < 0.3:
+        scalar = self.pick(lambda v: v.is_scalar and v.dtype == ("fp32" if a.is_float else "i32"))
+        tile_b = False
+        if scalar is not None and (b is None or r.random() < 0.2):
+            # A device scalar: a float parameter (NaN, infinities and -0.0 among its values) with
+            # float tiles, an int one with integer tiles.
+            b = scalar
+        elif b is None or r.random() < 0.3:
             # A constant operand: a small dyadic for floats, any int (wrapping) for integers.
-            value = _dyadic(r, 1) if a.is_float else r.choice([0, 1, -1, 3, 127, 2 ** 31 - 1, -5])
+            value = _dyadic(r, 1) if a.is_float else r.choice([0, 1, -1, 3, 127, 2 ** 31 - 1, -5, 33])
             if op == "div" and a.is_float and value == 0:
                 value = 0.5
             b = V(repr(float(value)) if a.is_float else str(value), a.shape, a.dtype, EXACT, lo=-3, hi=2, mag=2)
+        else:
+            tile_b = True
         if (a.mag == math.inf or b.mag == math.inf) and APPROX in (a.kind, b.kind):
             return None
+        # A scalar or number on the left (1.5 - t, f0 / t) takes the same rounding as on the right.
+        swap = not tile_b and op not in ("max", "min") and r.random() < 0.4
+        left, right = (b, a) if swap else (a, b)
+        if op in BITWISE:
+            v = V(self.fresh("t"), a.shape, "i32")
+            return self.bind(v, "%s %s %s" % (left.name, BITWISE[op], right.name))
         sym = {"add": "%s + %s", "sub": "%s - %s", "mul": "%s * %s", "div": "%s / %s",
                "max": "hk.maximum(%s, %s)", "min": "hk.minimum(%s, %s)"}[op]
         v = arith(op, a, b, a.dtype)
         v.name = self.fresh("t")
-        return self.bind(v, sym % (a.name, b.name))
+        return self.bind(v, sym % (left.name, right.name))
 
     def unary(self):
         a = self.pick(lambda v: (v.is_tile or v.is_vec) and v.is_float)
@@ -246,15 +265,25 @@ class Generator:
         return self.bind(v, "%s.to(hk.%s)" % (a.name, target))
 
     def select(self):
-        a = self.pick(lambda v: v.is_tile and v.dtype in ("fp32", "i32") and v.compares)
+        a = self.pick(lambda v: v.is_tile and v.dtype in ("fp32", "i32", "bf16", "fp16") and v.compares)
         if a is None:
             return None
         b = self.pick(lambda v: v.is_tile and v.dtype == a.dtype and v.compares) or a
-        pred = self.rng.choice([">", ">=", "<", "<=", "==", "!="])
-        other = self.rng.choice(["%s" % b.name, "0" if a.dtype == "i32" else "-1.5"])
+        pred = self.rng.choice(COMPARISONS)
+        # What is picked where the comparison fails: a tile, a number, or a device scalar (a float
+        # parameter may be NaN or infinite: the selection stays exact, its magnitude does not).
+        scalar = self.pick(lambda v: v.is_scalar and v.dtype == ("i32" if a.dtype == "i32" else "fp32"))
+        options = [b, V("0" if a.dtype == "i32" else "-1.5", a.shape, a.dtype, EXACT, lo=-1, hi=1, mag=2)]
+        if scalar is not None:
+            options.append(scalar)
+        other = self.rng.choice(options)
         v = dataclasses.replace(a, name=self.fresh("t"), kind=worst(a.kind, b.kind), lo=min(a.lo, b.lo, -3),
-                                hi=max(a.hi, b.hi, 1), prod=False, mag=max(a.bound(), b.bound(), 2))
-        return self.bind(v, "hk.where(%s %s %s, %s, %s)" % (a.name, pred, b.name, a.name, other))
+                                hi=max(a.hi, b.hi, 1), prod=False, mag=max(a.bound(), b.bound(), other.bound(), 2))
+        # The comparison's right side: the other tile, or a number on either side.
+        number = "1" if a.dtype == "i32" else "0.5"
+        cond = self.rng.choice(["%s %s %s" % (a.name, pred, b.name), "%s %s %s" % (a.name, pred, number),
+                                "%s %s %s" % (number, pred, a.name)])
+        return self.bind(v, "hk.where(%s, %s, %s)" % (cond, a.name, other.name))
 
     def reduce(self):
         a = self.pick(lambda v: v.is_tile and v.dtype in ("fp32", "bf16", "i32"))
@@ -295,8 +324,10 @@ class Generator:
         floats = [s.name for s in self.scalars if s.dtype == "float"]
         if ints and (not floats or r.random() < 0.6):
             a, b = r.choice(ints), r.choice(ints + ["3", "0", "-7", "31", "33"])
-            op = r.choice(["+", "-", "*", "//", "%", "<<", ">>"])
-            expr = "(%s %s %s)" % (a, op, b)
+            op = r.choice(["+", "-", "*", "//", "%", "<<", ">>", "&", "|", "^"])
+            expr = "(%s %s %s)" % ((b, op, a) if r.random() < 0.2 else (a, op, b))
+            if r.random() < 0.2:  # a comparison as a value
+                expr = "(%s %s %s).to(hk.i32)" % (a, r.choice(COMPARISONS), b)
             if r.random() < 0.5:
                 expr = "hk.maximum(%s, %s)" % (expr, r.choice(ints + ["-4"]))
             name = self.fresh("s")
@@ -305,16 +336,24 @@ class Generator:
             t = V(self.fresh("t"), ("tile", self.R, self.C), "fp32", ROUNDED, mag=2.0 ** 31)
             return self.bind(t, "hk.zeros(%s) + %s.to(hk.fp32)" % (self.tile_type("fp32"), name))
         if floats:
-            a = r.choice(floats)
-            expr = r.choice(["%s * 0.5 + 1.0", "%s / 3.0", "%s - 0.25", "hk.maximum(%s, 0.125)"]) % a
+            a, b = r.choice(floats), r.choice(floats)
+            # Comparisons (NaN among the parameters' values: != is true with it, the rest false)
+            # give 0 or 1, exactly; so do the sign flips and the subtraction of a small dyadic.
+            compare = "(%s %s %s).to(hk.fp32)" % (a, r.choice(COMPARISONS), r.choice([b, a, "0.5", "-0.0"]))
+            expr = r.choice(["%s * 0.5 + 1.0" % a, "%s / 3.0" % a, "%s - 0.25" % a, "hk.maximum(%s, 0.125)" % a,
+                             "1.5 / %s" % a, "0.25 - %s" % a, "-%s" % a, compare, compare])
             name = self.fresh("s")
             self.emit("%s = %s" % (name, expr))
             kind = ROUNDED if ("/" in expr or "*" in expr) else EXACT
             if "*" in expr:
                 kind = APPROX  # the multiply-add may fuse
+            if expr == compare:
+                t = V(self.fresh("t"), ("tile", self.R, self.C), "fp32", EXACT, lo=0, hi=1, mag=1)
+                return self.bind(t, "hk.zeros(%s) + %s" % (self.tile_type("fp32"), name))
             special = self.values[a].mag == math.inf
-            t = V(self.fresh("t"), ("tile", self.R, self.C), "fp32", kind, lo=-3, hi=4, mag=math.inf if special else 8)
-            if special and kind == APPROX:
+            t = V(self.fresh("t"), ("tile", self.R, self.C), "fp32", kind, lo=-3, hi=4,
+                  mag=math.inf if special or "1.5 /" in expr else 8)
+            if t.mag == math.inf and kind == APPROX:
                 return None
             return self.bind(t, "hk.zeros(%s) + %s" % (self.tile_type("fp32"), name))
         return None
@@ -411,14 +450,22 @@ class Generator:
     def branch(self):
         v = self.pick(lambda v: v.is_tile and v.is_float and v.kind == EXACT and v.dtype == "fp32")
         ints = [s for s in self.scalars if s.dtype == "int"]
-        if v is None or not ints:
+        floats = [s for s in self.scalars if s.dtype == "float"]
+        if v is None or not (ints or floats):
             return None
-        s = self.rng.choice(ints)
-        self.emit("if %s > %d:" % (s.name, self.rng.choice([-1, 0, 2])))
+        r = self.rng
+        if floats and (not ints or r.random() < 0.5):
+            # On a float parameter, which may be NaN (where only != holds), an infinity or -0.0.
+            f = r.choice(floats)
+            other = r.choice([f.name, "0.0", "-0.0", "1.5", r.choice(floats).name])
+            self.emit("if %s %s %s:" % (f.name, r.choice(COMPARISONS), other))
+        else:
+            s = r.choice(ints)
+            self.emit("if %s > %d:" % (s.name, r.choice([-1, 0, 2])))
         self.indent += 1
         self.emit("%s = %s * 2.0" % (v.name, v.name))
         self.indent -= 1
-        if self.rng.random() < 0.5:
+        if r.random() < 0.5:
             self.emit("else:")
             self.indent += 1
             self.emit("%s = -%s" % (v.name, v.name))
@@ -426,6 +473,7 @@ class Generator:
         after = arith("mul", v, V("2.0", v.shape, "fp32", EXACT, 0, 2, 2), "fp32")
         after.name, after.shape = v.name, v.shape
         self.values[v.name] = after
+        self.used.discard(v.name)  # what the branch yields must be read (stored) after it
         return after
 
     def misc(self):

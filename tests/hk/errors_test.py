@@ -307,9 +307,10 @@ def _fill_scalar(a: hk.Tensor[hk.fp32], f: float):
     t = hk.full(hk.RT(hk.fp32, 16, 64), f)  # the fill
 
 
-def _where_scalar(a: hk.Tensor[hk.fp32], f: float):
+def _where_vector(a: hk.Tensor[hk.fp32]):
     t = a[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 64))
-    w = hk.where(t > 0.0, t, f)  # the where
+    v = a[0, 0, 0, 0].load(hk.RV(hk.fp32, 16, "col"))
+    w = hk.where(t > 0.0, t, v)  # the where
 
 
 def _set_prio(a: hk.Tensor[hk.fp32]):
@@ -374,8 +375,8 @@ REFUSED = [
      "hk.fp16), not hk.i8", "keep device integers as hk.i32"),
     (_fill_scalar, "# the fill", "a tile is filled with a Python number, not a device scalar of type f32",
      "hk.zeros(spec) + s"),
-    (_where_scalar, "# the where", "hk.where's third argument is a tile of the second's type or a Python number, "
-     "not a device scalar of type f32", "hk.zeros(spec) + s"),
+    (_where_vector, "# the where", "hk.where's third argument is a tile of the second's type, a device scalar or "
+     "a Python number, not ", ""),
     (_set_prio, "# the priority", "hk.arch.set_prio takes a Python int from 0 to 3, not 4", "0 (lowest) to 3"),
 ]
 

@@ -326,7 +326,7 @@ def test_bitwise_operations_are_for_i32():
         t = x[0, 0, 0, 0].load(hk.RT(hk.fp32, 16, 16))
         o[0, 0, 0, 0] = t & t
 
-    with pytest.raises(hk.errors.TraceError, match="band is defined on i32 tiles and vectors"):
+    with pytest.raises(hk.errors.TraceError, match="& is defined on i32 tiles and vectors"):
         on_floats.trace("gfx1100")
 
 

@@ -338,25 +338,36 @@ LogicalResult KernelWriter::writeArith(Operation *op) {
         return bin(syms[static_cast<int>(c.getPredicate())]);
       })
       .Case<arith::CmpFOp>([&](arith::CmpFOp c) -> LogicalResult {
+        // C++'s comparisons are ordered (false with NaN) except !=, which is unordered (true with
+        // NaN); the other unordered predicates negate the opposite ordered comparison.
+        std::string lhs = n(c.getLhs()), rhs = n(c.getRhs());
+        std::string lessOrGreater = lhs + " < " + rhs + " || " + lhs + " > " + rhs;
+        auto notOf = [&](StringRef sym) { return scalarResult(op, "!(" + lhs + " " + sym.str() + " " + rhs + ")"); };
         switch (c.getPredicate()) {
         case arith::CmpFPredicate::OEQ:
-        case arith::CmpFPredicate::UEQ:
           return bin("==");
-        case arith::CmpFPredicate::ONE:
         case arith::CmpFPredicate::UNE:
           return bin("!=");
         case arith::CmpFPredicate::OLT:
-        case arith::CmpFPredicate::ULT:
           return bin("<");
         case arith::CmpFPredicate::OLE:
-        case arith::CmpFPredicate::ULE:
           return bin("<=");
         case arith::CmpFPredicate::OGT:
-        case arith::CmpFPredicate::UGT:
           return bin(">");
         case arith::CmpFPredicate::OGE:
-        case arith::CmpFPredicate::UGE:
           return bin(">=");
+        case arith::CmpFPredicate::ONE:
+          return scalarResult(op, "(" + lessOrGreater + ")");
+        case arith::CmpFPredicate::UEQ:
+          return scalarResult(op, "!(" + lessOrGreater + ")");
+        case arith::CmpFPredicate::ULT:
+          return notOf(">=");
+        case arith::CmpFPredicate::ULE:
+          return notOf(">");
+        case arith::CmpFPredicate::UGT:
+          return notOf("<=");
+        case arith::CmpFPredicate::UGE:
+          return notOf("<");
         default:
           return c.emitError() << "hk-to-cpp cannot translate predicate "
                                << arith::stringifyCmpFPredicate(c.getPredicate());

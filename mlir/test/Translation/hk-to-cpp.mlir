@@ -176,6 +176,41 @@ module {
 
 // -----
 
+// Float scalar comparisons: C++'s operators are ordered but for !=, which is unordered (une);
+// one and the other unordered predicates are written so that a NaN operand gives what arith says.
+// CHECK-LABEL: hk_kernel_float_compares({{.*}}) {
+// CHECK: const bool {{v[0-9]+}} = [[A:v[0-9]+]] == [[B:v[0-9]+]];
+// CHECK-NEXT: const bool {{v[0-9]+}} = [[A]] != [[B]];
+// CHECK-NEXT: const bool {{v[0-9]+}} = [[A]] < [[B]];
+// CHECK-NEXT: const bool {{v[0-9]+}} = [[A]] <= [[B]];
+// CHECK-NEXT: const bool {{v[0-9]+}} = [[A]] > [[B]];
+// CHECK-NEXT: const bool {{v[0-9]+}} = [[A]] >= [[B]];
+// CHECK-NEXT: const bool {{v[0-9]+}} = ([[A]] < [[B]] || [[A]] > [[B]]);
+// CHECK-NEXT: const bool {{v[0-9]+}} = !([[A]] < [[B]] || [[A]] > [[B]]);
+// CHECK-NEXT: const bool {{v[0-9]+}} = !([[A]] >= [[B]]);
+// CHECK-NEXT: const bool {{v[0-9]+}} = !([[A]] > [[B]]);
+// CHECK-NEXT: const bool {{v[0-9]+}} = !([[A]] <= [[B]]);
+// CHECK-NEXT: const bool {{v[0-9]+}} = !([[A]] < [[B]]);
+module {
+  func.func @float_compares(%a: f32, %b: f32) attributes {hk.kernel, hk.warps = 1 : i32} {
+    %oeq = arith.cmpf oeq, %a, %b : f32
+    %une = arith.cmpf une, %a, %b : f32
+    %olt = arith.cmpf olt, %a, %b : f32
+    %ole = arith.cmpf ole, %a, %b : f32
+    %ogt = arith.cmpf ogt, %a, %b : f32
+    %oge = arith.cmpf oge, %a, %b : f32
+    %one = arith.cmpf one, %a, %b : f32
+    %ueq = arith.cmpf ueq, %a, %b : f32
+    %ult = arith.cmpf ult, %a, %b : f32
+    %ule = arith.cmpf ule, %a, %b : f32
+    %ugt = arith.cmpf ugt, %a, %b : f32
+    %uge = arith.cmpf uge, %a, %b : f32
+    return
+  }
+}
+
+// -----
+
 // Split copies: the global view's divisor picks the tile library's load path at compile time;
 // the staging is the workgroup's (4 warps). A wait that leaves operations in flight counts the
 // instructions they issue, as the tile library states them. A loop with hk.unroll = 2 writes

@@ -196,7 +196,6 @@ struct op_shr {
 
 HK_BINARY(add, detail::op_add)
 HK_BINARY(sub, detail::op_sub)
-HK_BINARY(mul, detail::op_mul)
 HK_BINARY(div, detail::op_div)
 HK_BINARY(max, detail::op_max)
 HK_BINARY(min, detail::op_min)
@@ -207,6 +206,22 @@ HK_BINARY(bxor, detail::op_bxor)
 HK_BINARY(shl, detail::op_shl)
 HK_BINARY(shr, detail::op_shr)
 #undef HK_BINARY
+
+// An fp16 tile times a float scalar: the compiler multiplies with v_fma_mix and a +0 addend,
+// which turns a -0 product into +0. An addend of -0 it cannot see through (the asm) keeps IEEE's
+// sign at the same cost: x * y + -0 is x * y for every x and y.
+template <class D, class A, class B> requires(detail::is_reg<D> && detail::is_reg<B>)
+HK_DEV void mul(D& d, const A& a, const B& b) { detail::map(d, a, b, detail::op_mul{}); }
+template <class D, class A> requires detail::is_reg<D>
+HK_DEV void mul(D& d, const A& a, compute_t<typename D::dtype> s) {
+  if constexpr (__is_same(typename D::dtype, fp16)) {
+    float neg_zero = -0.0f;
+    asm("" : "+v"(neg_zero));
+    detail::map_scalar(d, a, s, [neg_zero](float x, float y) { return __builtin_fmaf(x, y, neg_zero); });
+  } else {
+    detail::map_scalar(d, a, s, detail::op_mul{});
+  }
+}
 
 // ---- comparisons and select -----------------------------------------------------------------
 // A mask is a bool tile (or vector) with the layout of the compared operands. bool tiles use the
