@@ -77,6 +77,18 @@ def kernels(code_object):
     return sorted(_runner.load(code_object)[0].kernels)
 
 
+def profile(code_object, kernel_name, grid, block, args, workgroups=None, arch=None, shared_mem=0,
+            lds_banks=None, lds_bank_bytes=None, line_bytes=128, max_instructions=2_000_000_000):
+    """Runs some workgroups of a launch recording what each instruction does: each wave's
+    instruction stream, the LDS cycles of each LDS instruction with its bank conflicts, the global
+    lines each workgroup touches. Returns an hk.emu.profiling.Profile; `.lds()` lists the conflicts
+    per LDS instruction. See hk/emu/profiling.py."""
+    from hk.emu import profiling as _profiling
+    return _profiling.profile(code_object, kernel_name, grid, block, args, workgroups=workgroups, arch=arch,
+                            shared_mem=shared_mem, lds_banks=lds_banks, lds_bank_bytes=lds_bank_bytes,
+                            line_bytes=line_bytes, max_instructions=max_instructions)
+
+
 def unsupported(code_object):
     """[(pc, text, why)] of the instructions in a code object the emulator cannot run (each would
     raise EmuError if executed): empty when it runs all of them."""
@@ -84,4 +96,4 @@ def unsupported(code_object):
     return _runner.unsupported(code_object)
 
 
-__all__ = ["launch", "kernels", "unsupported", "ByValue", "CodeObjectError", "EmuError", "HazardError", "MemoryFault"]
+__all__ = ["launch", "kernels", "profile", "unsupported", "ByValue", "CodeObjectError", "EmuError", "HazardError", "MemoryFault"]

@@ -333,7 +333,8 @@ def _undecodable(line, note):
 
 def decode(lines, family, is_gfx9, text_range):
     """(_native.Program, {pc: instruction index}, [(pc, text, why)] of the instructions that
-    decoded to __unknown) for the disassembled lines of one code object."""
+    decoded to __unknown, [(pc, text, the core's name of the operation)] per instruction index)
+    for the disassembled lines of one code object."""
     rows, texts, notes, index_of_pc, branch_rows = [], [], [], {}, []
     for line in lines:
         halves = line.text.split(" :: ")
@@ -374,7 +375,8 @@ def decode(lines, family, is_gfx9, text_range):
         if base <= pc < base + size:
             pc_index[(pc - base) // 4] = idx
     unknown = [(r[FIELDS["pc"]], t, n) for r, t, n in zip(rows, texts, notes) if n]
-    return _native.Program(arr, texts, notes, base, base + size, pc_index), index_of_pc, unknown
+    listing = [(int(r[FIELDS["pc"]]), t, _native.OPS[r[FIELDS["op"]]]) for r, t in zip(rows, texts)]
+    return _native.Program(arr, texts, notes, base, base + size, pc_index), index_of_pc, unknown, listing
 
 
 BRANCH_OPS = {OPS[n] for n in BRANCHES}

@@ -13,6 +13,7 @@ from hk.emu.errors import CodeObjectError, EmuError, HazardError, MemoryFault
 
 _CACHE = {}       # sha256 of a code object -> (CodeObject, Program, pc -> index)
 _UNKNOWN = {}     # sha256 -> [(pc, text, why)] of what decoded to __unknown
+_LISTING = {}     # sha256 -> [(pc, text, operation)] per instruction index
 
 
 def load(code_object):
@@ -31,19 +32,35 @@ def load(code_object):
         lines = disasm.disassemble(data, co.arch)
         family = _native.FAMILIES[info["family"]]
         try:
-            program, index_of_pc, unknown = decode.decode(lines, family, info["family"].startswith("cdna"), co.text)
+            program, index_of_pc, unknown, listing = decode.decode(lines, family, info["family"].startswith("cdna"),
+                                                                   co.text)
         except ValueError as e:
             raise CodeObjectError("cannot decode the code object: %s" % e) from None
         _CACHE[key] = (co, program, index_of_pc)
         _UNKNOWN[key] = unknown
+        _LISTING[key] = listing
     return _CACHE[key]
+
+
+def listing(code_object):
+    """[(pc, text, operation)] of a code object's instructions, by the index a profile's streams use."""
+    data = _bytes_of(code_object)
+    load(data)
+    return _LISTING[hashlib.sha256(data).hexdigest()]
+
+
+def _bytes_of(code_object):
+    if isinstance(code_object, (str, os.PathLike)):
+        with open(code_object, "rb") as f:
+            return f.read()
+    return bytes(code_object)
 
 
 def unsupported(code_object):
     """[(pc, text, why)] of the instructions of a code object the emulator cannot run."""
-    load(code_object)
-    data = code_object if isinstance(code_object, (bytes, bytearray, memoryview)) else open(code_object, "rb").read()
-    return list(_UNKNOWN[hashlib.sha256(bytes(data)).hexdigest()])
+    data = _bytes_of(code_object)
+    load(data)
+    return list(_UNKNOWN[hashlib.sha256(data).hexdigest()])
 
 
 def _as_array(value):
@@ -97,8 +114,8 @@ def _pack_scalar(value, size, name):
     raise EmuError("argument %s: cannot pass %r as a %d-byte value" % (name, value, size))
 
 
-def run(code_object, kernel_name, grid, block, args, *, arch=None, hazards=True, random_order_seed=None,
-        shared_mem=0, max_instructions=2_000_000_000):
+def _prepare(code_object, kernel_name, grid, block, args, arch, shared_mem):
+    """(program, memory, family, launch dict, the buffers to copy back) of a launch."""
     co, program, index_of_pc = load(code_object)
     if arch is not None and arch != co.arch:
         raise CodeObjectError("the code object is for %s, not %s" % (co.arch, arch))
@@ -213,17 +230,43 @@ def run(code_object, kernel_name, grid, block, args, *, arch=None, hazards=True,
         "nvgpr": min(512, nvgpr + 8),
         "float_denorm_mode_32": kd.float_denorm_mode_32,
     }
+    return program, mem, _native.FAMILIES[info["family"]], launch, copy_back
+
+
+def _native_errors(call):
+    """`call()`, with the core's exceptions as hk.emu's."""
     try:
-        executed = _native.run(program, mem, _native.FAMILIES[info["family"]], kernel_name, launch,
-                               bool(hazards), random_order_seed is not None, int(random_order_seed or 0),
-                               int(max_instructions))
+        return call()
     except _native.Hazard as e:
         raise HazardError(str(e)) from None
     except _native.MemFault as e:
         raise MemoryFault(str(e)) from None
     except _native.Fault as e:
         raise EmuError(str(e)) from None
+
+
+def run(code_object, kernel_name, grid, block, args, *, arch=None, hazards=True, random_order_seed=None,
+        shared_mem=0, max_instructions=2_000_000_000):
+    program, mem, family, launch, copy_back = _prepare(code_object, kernel_name, grid, block, args, arch,
+                                                       shared_mem)
+    executed = _native_errors(lambda: _native.run(
+        program, mem, family, kernel_name, launch, bool(hazards), random_order_seed is not None,
+        int(random_order_seed or 0), int(max_instructions)))
     for addr, arr in copy_back:
         if arr.nbytes:
             mem.read_into(addr, arr.reshape(-1).view(np.uint8))
     return executed
+
+
+def profile(code_object, kernel_name, grid, block, args, *, workgroups, arch=None, hazards=True, shared_mem=0,
+            lds_banks=32, lds_bank_bytes=4, line_bytes=128, max_instructions=2_000_000_000):
+    """(executed, [per workgroup, per wave: (n, 3) int32 stream], [per workgroup: (lines read,
+    lines written)]) of the listed workgroups (see hk.emu.profile); the buffers are not copied back."""
+    program, mem, family, launch, _ = _prepare(code_object, kernel_name, grid, block, args, arch, shared_mem)
+    options = {"workgroups": [list(map(int, g)) for g in workgroups], "lds_banks": int(lds_banks),
+               "lds_bank_bytes": int(lds_bank_bytes), "line_bytes": int(line_bytes),
+               "max_instructions": int(max_instructions)}
+    executed, streams, lines = _native_errors(lambda: _native.profile(
+        program, mem, family, kernel_name, launch, bool(hazards), options))
+    waves = len(streams) // max(1, len(workgroups))
+    return executed, [streams[i * waves:(i + 1) * waves] for i in range(len(workgroups))], lines

@@ -42,6 +42,8 @@ class Target:
     simds_per_cu: int
     lds_bytes: int
     lds_bytes_per_cu: int
+    lds_banks: int
+    lds_bank_bytes: int
     max_workgroup_size: int
     matrix: str
     mma_shapes: tuple

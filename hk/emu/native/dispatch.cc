@@ -67,6 +67,7 @@ static void run_wave(Machine& m, Wave& w, uint64_t quantum) {
       } else {
         h[cur->op](m, w, *cur);
       }
+      if (m.prof) profile_step(m, w, *cur);
       if (rnd) random_step(m, w);
       if (m.yield_now) { m.yield_now = false; ++m.executed; break; }
       if (++m.executed > m.opt.max_instructions)
@@ -131,30 +132,40 @@ uint64_t run_dispatch(Machine& m, const Launch& l) {
   m.waves.resize(size_t(nwaves));
   m.rng.seed(m.opt.seed);
   const uint64_t quantum = m.opt.randomize ? 0 : (1ull << 62);
-  for (uint32_t gz = 0; gz < l.grid[2]; ++gz)
-    for (uint32_t gy = 0; gy < l.grid[1]; ++gy)
-      for (uint32_t gx = 0; gx < l.grid[0]; ++gx) {
-        m.wg_id[0] = gx; m.wg_id[1] = gy; m.wg_id[2] = gz;
-        m.lds.assign(l.lds_bytes, 0);
-        if (m.opt.randomize)                 // uninitialised LDS holds garbage on hardware
-          for (auto& b : m.lds) b = uint8_t(m.rng());
-        for (int i = 0; i < nwaves; ++i) init_wave(m, l, m.waves[size_t(i)], i, nthreads);
-        races_begin(m, l.lds_bytes);
-        m.live = uint32_t(nwaves);
-        m.barrier_arrived = 0;
-        for (;;) {
-          bool ran = false;
-          int start = m.opt.randomize ? int(m.rng() % uint64_t(nwaves)) : 0;
-          for (int k = 0; k < nwaves; ++k) {
-            Wave& w = m.waves[size_t((start + k) % nwaves)];
-            if (w.state != Wave::RUN) continue;
-            run_wave(m, w, quantum ? quantum : 1 + m.rng() % 48);
-            ran = true;
-          }
-          if (m.live == 0) break;
-          if (!ran) throw Fault("kernel " + m.kernel + ": every wave waits at a barrier that can never complete");
-        }
+  // A profiled run runs the workgroups it lists; any other, every workgroup in order.
+  std::vector<std::array<uint32_t, 3>> order;
+  if (m.prof) order = m.prof->workgroups;
+  else
+    for (uint32_t gz = 0; gz < l.grid[2]; ++gz)
+      for (uint32_t gy = 0; gy < l.grid[1]; ++gy)
+        for (uint32_t gx = 0; gx < l.grid[0]; ++gx) order.push_back({gx, gy, gz});
+  for (const auto& g : order) {
+    m.wg_id[0] = g[0]; m.wg_id[1] = g[1]; m.wg_id[2] = g[2];
+    if (m.prof) {
+      m.prof->first_stream = m.prof->streams.size();
+      m.prof->streams.resize(m.prof->first_stream + size_t(nwaves));
+    }
+    m.lds.assign(l.lds_bytes, 0);
+    if (m.opt.randomize)                 // uninitialised LDS holds garbage on hardware
+      for (auto& b : m.lds) b = uint8_t(m.rng());
+    for (int i = 0; i < nwaves; ++i) init_wave(m, l, m.waves[size_t(i)], i, nthreads);
+    races_begin(m, l.lds_bytes);
+    m.live = uint32_t(nwaves);
+    m.barrier_arrived = 0;
+    for (;;) {
+      bool ran = false;
+      int start = m.opt.randomize ? int(m.rng() % uint64_t(nwaves)) : 0;
+      for (int k = 0; k < nwaves; ++k) {
+        Wave& w = m.waves[size_t((start + k) % nwaves)];
+        if (w.state != Wave::RUN) continue;
+        run_wave(m, w, quantum ? quantum : 1 + m.rng() % 48);
+        ran = true;
       }
+      if (m.live == 0) break;
+      if (!ran) throw Fault("kernel " + m.kernel + ": every wave waits at a barrier that can never complete");
+    }
+    if (m.prof) profile_workgroup_end(m);
+  }
   return m.executed;
 }
 

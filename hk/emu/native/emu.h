@@ -2,6 +2,7 @@
 // machine that runs a dispatch. Semantics live in the exec_*.cc files, one per instruction class.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <deque>
@@ -182,6 +183,21 @@ struct Options {
   uint64_t max_instructions = 2000000000ull;
 };
 
+// What a profiled run records (profile.cc): for each workgroup it runs (only those listed), each
+// wave's stream of executed instructions as (instruction index, a, b), where a memory access
+// puts the bytes it moved in a and, for LDS, the cycles the LDS takes to serve it (bank conflicts
+// included) or, for global memory, the distinct lines it touched in b; and each workgroup's
+// sorted global lines read and written.
+struct Profile {
+  uint32_t lds_banks = 32, lds_bank_bytes = 4, line_bytes = 128;
+  std::vector<std::array<uint32_t, 3>> workgroups;
+  std::vector<std::vector<int32_t>> streams;  // per (workgroup, wave), in that order
+  std::vector<std::pair<std::vector<uint64_t>, std::vector<uint64_t>>> lines;
+  size_t first_stream = 0;                    // the current workgroup's first stream
+  uint32_t a = 0, b = 0;                      // what the current instruction moved
+  std::vector<uint64_t> read, written;        // the current workgroup's lines
+};
+
 struct Machine {
   Family family;
   Memory* mem;
@@ -194,6 +210,7 @@ struct Machine {
   std::vector<DmaWrite> dma;                  // copies in flight, of every wave of the workgroup
   std::vector<WaveLds> lds_bits;              // per wave, for the race check
   std::vector<uint8_t> lds_stored;            // per LDS byte, what the last plain write stored
+  Profile* prof = nullptr;                    // set: record the run (profile.cc)
   uint64_t seq = 0, executed = 0;
   uint32_t barrier_gen = 0, barrier_arrived = 0, live = 0;
   uint32_t wg_id[3] = {0, 0, 0};
@@ -242,6 +259,13 @@ void lds_race(Machine& m, Wave& w, const Inst& in, const uint32_t* addr, uint64_
 void lds_landed(Machine& m, Wave& w, uint32_t lo, uint32_t hi, uint32_t pc);
 void races_begin(Machine& m, uint32_t lds_bytes);
 void races_interval(Machine& m);              // a barrier completed
+
+// ---- profile.cc ----
+uint32_t lds_cycles(const Profile& p, int wsize, const uint32_t* addr, uint64_t mask, uint32_t off, uint32_t n);
+void profile_lds(Machine& m, Wave& w, const uint32_t* addr, uint64_t mask, uint32_t off, uint32_t n);
+void profile_vmem(Machine& m, const uint64_t* addr, uint64_t mask, uint32_t n, bool store, int wsize);
+void profile_step(Machine& m, const Wave& w, const Inst& in);
+void profile_workgroup_end(Machine& m);
 
 // ---- dispatch.cc ----
 struct Launch {

@@ -30,6 +30,7 @@ static void ds_load(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool se
   uint64_t mask = w.exec();
   if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), bytes);
   lds_race(m, w, in, a.data(), mask, uint32_t(in.offset), bytes, LDS_READ);
+  if (m.prof) profile_lds(m, w, a.data(), mask, uint32_t(in.offset), bytes);
   int dst = in.d[0].reg, nreg = int((bytes + 3) / 4);
   uint32_t off = uint32_t(in.offset);
   Machine* mp = &m; Wave* wp = &w;
@@ -67,6 +68,7 @@ H(ds_load_b64_tr_b16) {
   uint64_t mask = w.exec();
   if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), 8);
   lds_race(m, w, in, a.data(), mask, uint32_t(in.offset), 8, LDS_READ);
+  if (m.prof) profile_lds(m, w, a.data(), mask, uint32_t(in.offset), 8);
   int dst = in.d[0].reg;
   uint32_t off = uint32_t(in.offset);
   Machine* mp = &m; Wave* wp = &w;
@@ -99,6 +101,7 @@ static void ds_store(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool h
   uint64_t mask = w.exec();
   uint32_t off = uint32_t(in.offset);
   if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, off, bytes);
+  if (m.prof) profile_lds(m, w, a.data(), mask, off, bytes);
   if (m.opt.hazards && m.waves.size() > 1) {
     std::array<uint8_t, 16 * LANES> stored;
     for (int l = 0; l < w.wsize; ++l) {
@@ -139,6 +142,10 @@ static void ds_load2(Machine& m, Wave& w, const Inst& in, uint32_t bytes, uint32
   }
   lds_race(m, w, in, a.data(), mask, o0, bytes, LDS_READ);
   lds_race(m, w, in, a.data(), mask, o1, bytes, LDS_READ);
+  if (m.prof) {
+    profile_lds(m, w, a.data(), mask, o0, bytes);
+    profile_lds(m, w, a.data(), mask, o1, bytes);
+  }
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -181,6 +188,10 @@ static void ds_store2(Machine& m, Wave& w, const Inst& in, uint32_t bytes, uint3
     lds_race(m, w, in, a.data(), mask, o0, bytes, LDS_WRITE, first.data());
     lds_race(m, w, in, a.data(), mask, o1, bytes, LDS_WRITE, second.data());
   }
+  if (m.prof) {
+    profile_lds(m, w, a.data(), mask, o0, bytes);
+    profile_lds(m, w, a.data(), mask, o1, bytes);
+  }
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -209,6 +220,7 @@ static void ds_atomic(Machine& m, Wave& w, const Inst& in) {
   int nr = WIDE ? 2 : 1;
   if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), WIDE ? 8 : 4);
   lds_race(m, w, in, a.data(), mask, uint32_t(in.offset), WIDE ? 8 : 4, LDS_ATOMIC);
+  if (m.prof) profile_lds(m, w, a.data(), mask, uint32_t(in.offset), WIDE ? 8 : 4);
   const Opnd& d0 = in.s[1];
   const Opnd* d1 = in.ns > 2 ? &in.s[2] : nullptr;
   if (w.npend) { check_vread(m, w, in, d0.reg, nr); if (d1) check_vread(m, w, in, d1->reg, nr); }

@@ -116,6 +116,7 @@ static void load(Machine& m, Wave& w, const Inst& in, Space sp, LoadKind k) {
   if (sp == S_BUFFER) buffer_addresses(m, w, in, 1, a, inrange);
   else addresses(m, w, in, sp, 1, a);
   uint64_t mask = w.exec();
+  if (m.prof && sp != S_SCRATCH) profile_vmem(m, a.data(), mask & inrange, k.bytes, false, w.wsize);
   int dst = in.d[0].reg, nreg = int((k.bytes + 3) / 4);
   if (!m.opt.hazards) { do_load(m, w, in, sp, a, mask, inrange, k, dst); return; }
   // A d16 load keeps the other half of its destination: issue() checks that no load on another
@@ -146,6 +147,7 @@ static void store(Machine& m, Wave& w, const Inst& in, Space sp, uint32_t bytes,
   std::array<uint32_t, 4 * LANES> data;
   for (uint32_t i = 0; i < nreg; ++i) std::memcpy(&data[i * LANES], w.vr(d.reg + int(i)), LANES * 4);
   uint64_t mask = w.exec() & inrange;
+  if (m.prof && sp != S_SCRATCH) profile_vmem(m, a.data(), mask, bytes, true, w.wsize);
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
     for (int l = 0; l < wp->wsize; ++l) {
@@ -171,6 +173,7 @@ static void load_lds(Machine& m, Wave& w, const Inst& in, Space sp, uint32_t byt
   if (sp == S_BUFFER) buffer_addresses(m, w, in, 1, a, inrange);
   else addresses(m, w, in, sp, 1, a);
   uint64_t mask = w.exec();
+  if (m.prof) profile_vmem(m, a.data(), mask & inrange, bytes, false, w.wsize);
   uint32_t base = (w.s[R_M0] & 0x3ffff) + (sp == S_BUFFER ? uint32_t(in.offset) : 0);
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
@@ -260,6 +263,7 @@ static void atomic(Machine& m, Wave& w, const Inst& in, Space sp) {
   if (w.npend) check_vread(m, w, in, d.reg, OP == A_CMPSWAP ? 2 * nr : nr);
   if (rtn && w.npend) check_vread(m, w, in, in.d[0].reg, nr);
   uint64_t mask = w.exec() & inrange;
+  if (m.prof && sp != S_SCRATCH) profile_vmem(m, a.data(), mask, sizeof(T), true, w.wsize);
   for (int l = 0; l < w.wsize; ++l) {
     if (!((mask >> l) & 1)) continue;
     T src, cmp = 0, old;

@@ -100,8 +100,7 @@ static Program* make_program(py::array_t<int64_t, py::array::c_style> rows, std:
   return p;
 }
 
-static uint64_t run(Program& prog, Memory& mem, int family, const std::string& kernel, py::dict launch,
-                    bool hazards, bool randomize, uint64_t seed, uint64_t max_instructions) {
+static Launch launch_of(const Program& prog, py::dict launch) {
   Launch l;
   l.entry = launch["entry"].cast<uint32_t>();
   auto grid = launch["grid"].cast<std::vector<uint32_t>>();
@@ -120,7 +119,11 @@ static uint64_t run(Program& prog, Memory& mem, int family, const std::string& k
   l.nvgpr = launch["nvgpr"].cast<uint32_t>();
   if (l.wsize != 32 && l.wsize != 64) throw Fault("the wave size must be 32 or 64");
   if (l.entry >= prog.insts.size()) throw Fault("the kernel entry is not an instruction");
-  Machine m;
+  return l;
+}
+
+static void setup(Machine& m, Program& prog, Memory& mem, int family, const std::string& kernel, py::dict launch,
+                  bool hazards, bool randomize, uint64_t seed, uint64_t max_instructions) {
   m.family = Family(family);
   m.mem = &mem;
   m.prog = &prog;
@@ -133,8 +136,52 @@ static uint64_t run(Program& prog, Memory& mem, int family, const std::string& k
   int denorm = launch["float_denorm_mode_32"].cast<int>();      // 0 flush both, 1 flush out, 2 flush in
   m.ftz32_in = denorm == 0 || denorm == 2;
   m.ftz32_out = denorm == 0 || denorm == 1;
+}
+
+static uint64_t run(Program& prog, Memory& mem, int family, const std::string& kernel, py::dict launch,
+                    bool hazards, bool randomize, uint64_t seed, uint64_t max_instructions) {
+  Launch l = launch_of(prog, launch);
+  Machine m;
+  setup(m, prog, mem, family, kernel, launch, hazards, randomize, seed, max_instructions);
   py::gil_scoped_release nogil;
   return run_dispatch(m, l);
+}
+
+// Runs the listed workgroups recording their profile (profile.cc): (executed, streams, lines)
+// with one (n, 3) int32 array per wave of each workgroup, in order, and per workgroup the sorted
+// global lines it read and wrote.
+static py::tuple profile(Program& prog, Memory& mem, int family, const std::string& kernel, py::dict launch,
+                         bool hazards, py::dict options) {
+  Launch l = launch_of(prog, launch);
+  Machine m;
+  setup(m, prog, mem, family, kernel, launch, hazards, false, 0, options["max_instructions"].cast<uint64_t>());
+  Profile p;
+  p.lds_banks = options["lds_banks"].cast<uint32_t>();
+  p.lds_bank_bytes = options["lds_bank_bytes"].cast<uint32_t>();
+  p.line_bytes = options["line_bytes"].cast<uint32_t>();
+  if (p.lds_banks == 0 || p.lds_banks > 128 || p.lds_bank_bytes == 0 || p.line_bytes == 0)
+    throw Fault("the LDS banks (1 to 128), their width and the line size must be positive");
+  for (auto g : options["workgroups"].cast<std::vector<std::vector<uint32_t>>>()) {
+    if (g.size() != 3 || g[0] >= l.grid[0] || g[1] >= l.grid[1] || g[2] >= l.grid[2])
+      throw Fault("a profiled workgroup must be (x, y, z) inside the grid");
+    p.workgroups.push_back({g[0], g[1], g[2]});
+  }
+  m.prof = &p;
+  uint64_t executed;
+  {
+    py::gil_scoped_release nogil;
+    executed = run_dispatch(m, l);
+  }
+  py::list streams, lines;
+  for (auto& s : p.streams) {
+    py::array_t<int32_t> a({py::ssize_t(s.size() / 3), py::ssize_t(3)});
+    if (!s.empty()) std::memcpy(a.mutable_data(), s.data(), s.size() * sizeof(int32_t));
+    streams.append(a);
+  }
+  for (auto& [read, written] : p.lines)
+    lines.append(py::make_tuple(py::array_t<uint64_t>(py::ssize_t(read.size()), read.data()),
+                                py::array_t<uint64_t>(py::ssize_t(written.size()), written.data())));
+  return py::make_tuple(executed, streams, lines);
 }
 
 }  // namespace emu
@@ -174,4 +221,6 @@ PYBIND11_MODULE(_native, mod) {
   mod.def("run", &run, py::arg("program"), py::arg("memory"), py::arg("family"), py::arg("kernel"),
           py::arg("launch"), py::arg("hazards"), py::arg("randomize"), py::arg("seed"),
           py::arg("max_instructions"));
+  mod.def("profile", &profile, py::arg("program"), py::arg("memory"), py::arg("family"), py::arg("kernel"),
+          py::arg("launch"), py::arg("hazards"), py::arg("options"));
 }
