@@ -19,7 +19,8 @@ launch(code_object, kernel_name, grid, block, args, arch=None, hazards=True,
                 for pointers (copied into device memory, and copied back after the run); ints,
                 floats and numpy scalars for by-value arguments; None for a null pointer;
                 ByValue(pack) for a by-value struct that holds pointers (pack(alloc) returns its
-                bytes, alloc(array) places an array in device memory and returns its address)
+                bytes, alloc(array) places an array in device memory and returns its address);
+                Zeros(nbytes) for a zero-filled buffer that is neither copied in nor back
   arch          when given, the code object must be for this architecture
   hazards       model the wait counters of the target: using a register whose load is still
                 outstanding, reaching a barrier with LDS stores outstanding, or touching LDS
@@ -59,7 +60,7 @@ the emulator lacks, a bad launch), MemoryFault, HazardError; all are hk.errors.H
 """
 
 from hk.emu.errors import CodeObjectError, EmuError, HazardError, MemoryFault
-from hk.emu.args import ByValue
+from hk.emu.args import ByValue, Zeros
 
 
 def launch(code_object, kernel_name, grid, block, args, arch=None, hazards=True, random_order_seed=None,
@@ -96,4 +97,4 @@ def unsupported(code_object):
     return _runner.unsupported(code_object)
 
 
-__all__ = ["launch", "kernels", "profile", "unsupported", "ByValue", "CodeObjectError", "EmuError", "HazardError", "MemoryFault"]
+__all__ = ["launch", "kernels", "profile", "unsupported", "ByValue", "Zeros", "CodeObjectError", "EmuError", "HazardError", "MemoryFault"]

@@ -10,3 +10,14 @@ class ByValue:
 
     def __init__(self, pack):
         self.pack = pack
+
+
+class Zeros:
+    """A buffer of `nbytes` zero bytes: placed in device memory without a host copy, and not
+    copied back (its pages cost memory only where the kernel writes). For runs whose results do
+    not matter, such as hk.perf's profiles of launches at full size."""
+
+    def __init__(self, nbytes):
+        if int(nbytes) < 0:
+            raise ValueError("a buffer has a size of zero or more bytes, not %r" % (nbytes,))
+        self.nbytes = int(nbytes)

@@ -8,7 +8,7 @@ import struct
 import numpy as np
 
 from hk.emu import _native, codeobject, decode, disasm
-from hk.emu.args import ByValue
+from hk.emu.args import ByValue, Zeros
 from hk.emu.errors import CodeObjectError, EmuError, HazardError, MemoryFault
 
 _CACHE = {}       # sha256 of a code object -> (CodeObject, Program, pc -> index)
@@ -151,6 +151,8 @@ def _prepare(code_object, kernel_name, grid, block, args, arch, shared_mem):
     copy_back = []
 
     def alloc(value):
+        if isinstance(value, Zeros):
+            return mem.alloc(max(value.nbytes, 1))
         arr = _as_array(value)
         nbytes = arr.nbytes
         addr = mem.alloc(max(nbytes, 1))

@@ -32,11 +32,14 @@ def global_view(tensor):
     span = _span(tensor)
 
     def pack(alloc):
-        address = alloc(span)
-        return _GL.pack(address, shape[0], shape[1], shape[2], shape[3],
-                        strides4[0], strides4[1], strides4[2])
+        return pack_global(alloc(span), shape, strides4)
 
     return ByValue(pack)
+
+
+def pack_global(address, shape, strides):
+    """The bytes of an hk::gl<T> over `address` with a 4-D shape and its three outer strides."""
+    return _GL.pack(address, shape[0], shape[1], shape[2], shape[3], strides[0], strides[1], strides[2])
 
 
 def run(built, grid, args):

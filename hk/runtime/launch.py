@@ -101,6 +101,21 @@ def divisors(kernel, args):
             for p, a in zip(kernel.params, args) if isinstance(p.kind, types.TensorType)}
 
 
+def built(kernel, args, arch, constants=None):
+    """(Build, grid, args) of a launch on `arch`, with the checks a launch makes (hk.perf)."""
+    from hk.runtime import shapes
+
+    _check_args(kernel, args)
+    args = scalar_values(kernel, args)
+    arch = kernel._arch(arch)
+    constants = kernel._constants(constants or {}, arch)
+    grid = kernel.launch_grid(args, constants)
+    _check_not_empty(kernel, args, grid)
+    build = kernel.build(arch, divisors=divisors(kernel, args), **constants)
+    shapes.check(build.traced, args, grid)
+    return build, grid, args
+
+
 def launch(kernel, args, arch=None, constants=None):
     from hk.runtime import shapes
 

@@ -4,9 +4,11 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -79,7 +81,9 @@ struct Inst {
 // ---- device memory: a flat 64-bit address space of buffers ----
 struct Region {
   uint64_t base, size;
-  std::vector<uint8_t> data;
+  // calloc'd: the pages of a large buffer are the system's zero pages until written, so a launch
+  // can place tensors far larger than the bytes it touches (hk.perf profiles at full size).
+  std::unique_ptr<uint8_t, void (*)(void*)> data{nullptr, std::free};
 };
 
 class Memory {

@@ -16,7 +16,8 @@ static std::string hex(uint64_t v) {
 uint64_t Memory::alloc(uint64_t size, uint64_t at) {
   uint64_t base = at ? at : next_;
   if (!at) next_ = (base + size + 0xffff + 0x10000) & ~0xffffull;   // a guard gap after each buffer
-  Region r{base, size, std::vector<uint8_t>(size)};
+  Region r{base, size, {static_cast<uint8_t*>(std::calloc(size ? size : 1, 1)), std::free}};
+  if (!r.data) throw Fault("cannot allocate " + std::to_string(size) + " bytes of device memory");
   auto pos = std::lower_bound(regions.begin(), regions.end(), base,
                               [](const Region& a, uint64_t b) { return a.base < b; });
   regions.insert(pos, std::move(r));
@@ -44,7 +45,7 @@ uint8_t* Memory::ptr(uint64_t addr, uint64_t n, const char* what) {
   Region* r = find(addr, n);
   if (!r) throw MemFault(std::string(what) + " of " + std::to_string(n) + " bytes at " + hex(addr) +
                          " is outside every buffer");
-  return r->data.data() + (addr - r->base);
+  return r->data.get() + (addr - r->base);
 }
 
 int Program::index_of(uint64_t pc) const {

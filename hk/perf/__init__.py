@@ -1,0 +1,28 @@
+"""hk.perf: the predicted time of a launch on each target, and what bounds it.
+
+No GPU is needed: the emulator runs a few of the launch's workgroups of the real code object and
+a model of one compute unit times the launch from their instruction streams and the device's
+facts (hk/target/perf.json, each with its source), calibrated against published measurements.
+
+    p = hk.perf.predict(gemm, a, b, c)           # an hk kernel and its launch's arguments
+    print(p)                                     # time, TFLOP/s or GB/s, % of peak, bound
+    hk.perf.predict_code_object("matmul.co", "matmul_kernel", grid, block, args)   # any code object
+
+Tensors may live on torch's "meta" device: they then take no memory beyond what the profiled
+workgroups write. A Prediction is a prediction, with the model's stated error; it is never a
+measured time.
+"""
+
+from hk.perf.device import FactsError
+from hk.perf.model import PerfError, Prediction, predict_code_object
+
+
+def predict(kernel, *args, arch=None, device=None, flops=None, **constants):
+    """Predicts `kernel(*args, **constants)` on `device` (default: `arch`'s; `arch` as a launch
+    picks it). Tensors may be CPU or meta tensors; the kernel is built as a launch would build it."""
+    from hk.perf import launch
+
+    return launch.predict(kernel, args, arch=arch, device=device, flops=flops, constants=constants)
+
+
+__all__ = ["predict", "predict_code_object", "Prediction", "PerfError", "FactsError"]

@@ -1,0 +1,37 @@
+"""hk.perf.predict for hk kernels: the launch built as a call would build it, its tensors placed
+in the emulator's memory (a meta tensor as zeros that cost no memory), then predicted."""
+
+from hk import types
+from hk.perf import model
+
+
+def _argument(tensor):
+    """The emulator's hk::gl<T> of a tensor: a CPU tensor's data, or zeros for a meta tensor."""
+    from hk.emu import ByValue, Zeros
+    from hk.runtime import emu_launch
+
+    if tensor.device.type != "meta":
+        return emu_launch.global_view(tensor)
+    shape, strides = types.view4d(tensor.shape), types.view4d_strides(tensor.stride())
+    extent = 1 + sum((s - 1) * st for s, st in zip(tensor.shape, tensor.stride())) if tensor.numel() else 0
+
+    def pack(alloc):
+        address = alloc(Zeros(extent * tensor.element_size()))
+        return emu_launch.pack_global(address, shape, strides)
+
+    return ByValue(pack)
+
+
+def predict(kernel, args, arch=None, device=None, flops=None, constants=None):
+    from hk.runtime import launch
+
+    if device is not None and arch is None:
+        from hk.perf import device as devices
+
+        arch = devices.get(device).arch
+    built, grid, args = launch.built(kernel, list(args), arch, constants)
+    values = [_argument(a) if isinstance(p.kind, types.TensorType) else (float(a) if p.kind.is_float else int(a))
+              for p, a in zip(built.traced.params, args)]
+    block = (built.warps * built.meta.wave_size,)
+    return model.predict_code_object(built.path, built.name, grid, block, values, device=device, arch=built.arch,
+                                     flops=flops)
