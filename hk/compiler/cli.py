@@ -93,6 +93,17 @@ def _flags_help(FLAGS):
                      if not module.startswith("absl."))
 
 
+def _described(error, script):
+    """An error as a tool prints it: an hk error that took the tool's own line for its location
+    (it names no line of the user's) says its message and hint without it."""
+    from hk.errors import HKError
+
+    location = getattr(error, "location", None)
+    if isinstance(error, HKError) and location and os.path.realpath(str(location.file)) == os.path.realpath(script):
+        return error.message + ("\n  hint: " + error.hint if error.hint else "")
+    return str(error)
+
+
 def run_tool(name, doc, define_flags, main, argv=None):
     """Runs a command-line tool's `main(argv) -> exit code` under the conventions every hk tool
     keeps: absl flags, --help printing `doc` and the flags (exit 0), and exit 2 with one line
@@ -119,7 +130,7 @@ def run_tool(name, doc, define_flags, main, argv=None):
     try:
         code = main(rest)
     except (UsageError, HKError) as e:
-        print("%s: error: %s" % (name, e), file=sys.stderr)
+        print("%s: error: %s" % (name, _described(e, argv[0])), file=sys.stderr)
         code = 2
     except OSError as e:
         what = e.filename if e.filename else ""

@@ -97,3 +97,20 @@ def test_help_and_a_malformed_flag(tmp_path):
     assert r.returncode == 0 and "--archs" in r.stdout and "Exit codes" in r.stdout
     r = hk_check(tmp_path, "--no_such_flag=1")
     assert r.returncode == 2 and "no_such_flag" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_a_tools_error_names_the_users_input_not_the_tools_own_line(tmp_path):
+    # An installed command is a script whose frame is the only one outside hk: an error with no
+    # location of its own must not take that script's line for the user's.
+    script = write(tmp_path, "hk-example", textwrap.dedent("""\
+        from hk.compiler import cli
+        from hk.errors import HKError
+
+        def main(argv):
+            raise HKError("no llvm-objdump of the toolchain", hint="pass --objdump")
+
+        cli.run_tool("hk-example", "An example.", lambda: None, main)
+        """))
+    r = subprocess.run([sys.executable, script], capture_output=True, text=True)
+    assert r.returncode == 2, r.stderr
+    assert r.stderr == "hk-example: error: no llvm-objdump of the toolchain\n  hint: pass --objdump\n", r.stderr
