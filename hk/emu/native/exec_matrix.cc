@@ -63,8 +63,31 @@ static void load_operand(Machine& m, Wave& w, const Opnd& o, int rows, int K, in
   for (int r = 0; r < rows; ++r)
     for (int k = 0; k < K; ++k) dst[r * K + k] = elem<T>(m, w, o, r + rows * (k / kpl), k % kpl, sgn, nlo, nhi);
 }
+// The common operand, 16-bit floats in VGPRs: two elements per register word, converted a word
+// at a time (a lane's kpl elements are its registers' halves in order).
+template <int T>
+static void load_halves(Wave& w, const Opnd& o, int rows, int K, int kpl, double* dst, bool nlo, bool nhi) {
+  const int groups = K / kpl;
+  const double slo = nlo ? -1.0 : 1.0, shi = nhi ? -1.0 : 1.0;
+  for (int q = 0; q < kpl / 2; ++q) {
+    const uint32_t* reg = w.vr(o.reg + q);
+    for (int g = 0; g < groups; ++g)
+      for (int r = 0; r < rows; ++r) {
+        uint32_t word = reg[r + rows * g];
+        double* d = dst + r * K + g * kpl + 2 * q;
+        d[0] = slo * (T == E_F16 ? h2f(uint16_t(word)) : bf2f(uint16_t(word)));
+        d[1] = shi * (T == E_F16 ? h2f(uint16_t(word >> 16)) : bf2f(uint16_t(word >> 16)));
+      }
+  }
+}
+
 static void load_any(int t, Machine& m, Wave& w, const Opnd& o, int rows, int K, int kpl, double* dst, bool sgn,
                      bool nlo, bool nhi) {
+  if (o.kind == K_VGPR && kpl % 2 == 0 && (t == E_F16 || t == E_BF16)) {
+    if (t == E_F16) load_halves<E_F16>(w, o, rows, K, kpl, dst, nlo, nhi);
+    else load_halves<E_BF16>(w, o, rows, K, kpl, dst, nlo, nhi);
+    return;
+  }
   switch (t) {
 #define CASE(X) case X: load_operand<X>(m, w, o, rows, K, kpl, dst, sgn, nlo, nhi); break;
     CASE(E_F32) CASE(E_F16) CASE(E_BF16) CASE(E_I8) CASE(E_U8) CASE(E_FP8) CASE(E_BF8) CASE(E_I4) CASE(E_U4)
@@ -122,6 +145,22 @@ static void matrix(Machine& m, Wave& w, const Inst& in, bool wmma) {
   static thread_local uint32_t out[16 * LANES];
   if (creg > 16) m.fail(w, in, "matrix accumulator too large");
   for (int r = 0; r < creg; ++r) std::memcpy(&out[r * LANES], w.vr(D.reg + r), LANES * 4);
+  // The common case, float products into an f32 accumulator in VGPRs with no modifier on C.
+  if (!intmode && tc == E_F32 && C.kind == K_VGPR && !((in.neg_hi >> 2) & 1) && !((in.neg_lo >> 2) & 1)) {
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        Slot sl = acc_slot(m, M, N, i, j, wmma, cbits);
+        const double* ar = a + i * K;
+        const double* br = bt + j * K;
+        double p[4] = {0, 0, 0, 0};
+        int k = 0;
+        for (; k + 4 <= K; k += 4)
+          for (int u = 0; u < 4; ++u) p[u] += ar[k + u] * br[k + u];
+        for (; k < K; ++k) p[0] += ar[k] * br[k];
+        double acc = (p[0] + p[1]) + (p[2] + p[3]) + double(bf(w.vr(C.reg + sl.reg)[sl.lane]));
+        out[size_t(sl.reg) * LANES + sl.lane] = fb(float(acc));
+      }
+  } else {
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {
       Slot s = acc_slot(m, M, N, i, j, wmma, cbits);
@@ -172,6 +211,7 @@ static void matrix(Machine& m, Wave& w, const Inst& in, bool wmma) {
       if (c16) d = half ? ((d & 0xffff) | (res << 16)) : ((d & 0xffff0000u) | (res & 0xffff));
       else d = res;
     }
+  }
   uint64_t e = w.exec();
   for (int r = 0; r < creg; ++r)
     for (int l = 0; l < ws; ++l)
