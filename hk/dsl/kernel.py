@@ -242,6 +242,7 @@ class Kernel:
         built = self._builds.get(key)
         if built is None:
             built = build_lib.build(traced, max_vgprs=self.max_vgprs, min_occupancy=self.min_occupancy)
+            built.kernel = self
             self._builds[key] = built
         return built
 

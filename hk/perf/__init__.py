@@ -6,6 +6,7 @@ facts (hk/target/perf.json, each with its source), calibrated against published 
 
     p = hk.perf.predict(gemm, a, b, c)           # an hk kernel and its launch's arguments
     print(p)                                     # time, TFLOP/s or GB/s, % of peak, bound
+    hk.perf.predict_call(hk.ops.attention.launch_attention, q, k, v, 0.125, True, o, arch="gfx950")
     hk.perf.predict_code_object("matmul.co", "matmul_kernel", grid, block, args)   # any code object
 
 Tensors may live on torch's "meta" device: they then take no memory beyond what the profiled
@@ -25,4 +26,17 @@ def predict(kernel, *args, arch=None, device=None, flops=None, **constants):
     return launch.predict(kernel, args, arch=arch, device=device, flops=flops, constants=constants)
 
 
-__all__ = ["predict", "predict_code_object", "Prediction", "PerfError", "FactsError"]
+def predict_call(fn, *args, arch=None, device=None, **kwargs):
+    """The Predictions of every kernel launch `fn(*args, **kwargs)` makes (an hk.ops op, say),
+    without running it: its tensors may be meta tensors where the op reads no value of them."""
+    from hk.perf import launch
+    from hk.runtime import launch as runtime_launch
+
+    with runtime_launch.capture() as launches:
+        fn(*args, **kwargs)
+    if not launches:
+        raise PerfError("the call launched no hk kernel")
+    return [launch.predict(k, a, arch=arch or a_arch, device=device, constants=c) for k, a, a_arch, c in launches]
+
+
+__all__ = ["predict", "predict_call", "predict_code_object", "Prediction", "PerfError", "FactsError"]

@@ -26,7 +26,8 @@ _WAIT_FIELD = re.compile(r"(vmcnt|lgkmcnt|vscnt|expcnt)\((\d+)\)")
 _GFX12_WAIT = {"s_wait_loadcnt": VM, "s_wait_storecnt": VS, "s_wait_dscnt": LGKM, "s_wait_kmcnt": LGKM}
 _FREE = ("s_setprio", "s_sched_barrier", "s_set_inst_prefetch_distance", "s_delay_alu", "s_clause",
          "s_waitcnt_depctr", "s_inst_prefetch", "s_trap", "s_icache_inv", "s_dcache_inv", "s_sethalt",
-         "s_version", "s_code_end", "s_wait_idle", "s_singleuse_vdst")
+         "s_version", "s_code_end", "s_wait_idle", "s_singleuse_vdst", "s_wait_alu", "s_wait_event",
+         "s_wait_expcnt", "s_wait_samplecnt", "s_wait_bvhcnt")
 
 
 def mnemonic(text):
@@ -71,6 +72,8 @@ class Table:
             return (LOAD if re.search(r"\b(glc|sc0|th:TH_ATOMIC_RETURN)\b", text) else STORE), 0, 0
         if op.startswith(("s_load", "s_buffer_load", "s_scratch_load")):
             return SMEM, 0, 0
+        if op.startswith(_FREE):
+            return FREE, 0, 0
         if op.startswith("s_waitcnt") or op.startswith("s_wait_"):
             self._wait(i, op, text)
             return WAIT, 0, 0
@@ -86,8 +89,6 @@ class Table:
         if op in ("s_sleep",):
             m = re.search(r"s_sleep\s+(0x[0-9a-fA-F]+|\d+)", text)
             return NOP, 64 * (int(m.group(1), 0) if m else 1), 0
-        if op.startswith(_FREE):
-            return FREE, 0, 0
         if op.startswith("s_"):
             return SALU, 0, 0
         if _TRANS.match(op):

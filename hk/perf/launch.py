@@ -30,6 +30,11 @@ def predict(kernel, args, arch=None, device=None, flops=None, constants=None):
 
         arch = devices.get(device).arch
     built, grid, args = launch.built(kernel, list(args), arch, constants)
+    return predict_build(built, grid, args, device=device, flops=flops)
+
+
+def predict_build(built, grid, args, device=None, flops=None):
+    """The Prediction of a Build launched over `grid` with `args` (checked, as a launch has them)."""
     values = [_argument(a) if isinstance(p.kind, types.TensorType) else (float(a) if p.kind.is_float else int(a))
               for p, a in zip(built.traced.params, args)]
     block = (built.warps * built.meta.wave_size,)

@@ -20,7 +20,7 @@ from hk.perf import instructions as I
 from hk.perf import simulate, traffic
 
 _DTYPE = re.compile(r"_(bf16|f16|fp16|i8|iu8|fp8|bf8|fp8_fp8|f32)(?:_|$)")
-_MAX_SIMULATED = 64     # workgroups per unit beyond which the steady state is extrapolated
+_SIMULATED_INSTRUCTIONS = 2_000_000   # simulated per unit; beyond, the steady state is extrapolated
 
 
 class PerfError(HKError):
@@ -153,7 +153,9 @@ def predict_code_object(code_object, kernel_name, grid, block, args, *, device=N
     interior = workgroups.index((grid[0] // 2, grid[1] // 2, grid[2] // 2))
     program = [simulate.compile_stream(s, table) for s in profile.streams[interior]]
     per_unit = -(-total // dev.units)
-    simulated = min(per_unit, _MAX_SIMULATED)
+    # Enough workgroups for the unit's steady state (all its slots busy), within an event budget.
+    length = sum(len(w[0]) for w in program)
+    simulated = min(per_unit, max(resident, _SIMULATED_INSTRUCTIONS // max(1, length)))
     unit = _unit(dev, meta.wave_size, busy_units, memory.miss_cycles(dev, busy_units))
     result = simulate.run(unit, [program] * simulated, resident, memory.hit,
                           _distinct(profile, interior, table))
@@ -163,11 +165,11 @@ def predict_code_object(code_object, kernel_name, grid, block, args, *, device=N
     flops = counted if flops is None else float(flops)
     dram = memory.dram_bytes
     busy = {k: min(1.0, v / result.cycles) if result.cycles else 0.0 for k, v in result.busy.items()}
+    # The share of the peak the kernel comes closest to: the matrix peak or the memory bandwidth.
     kind = _matrix_kind(profile.listing)
-    if flops and kind in dev.peak_flops:
+    peak, percent = "the memory bandwidth", 100 * dram / seconds / dev.dram_bytes_per_s
+    if flops and kind in dev.peak_flops and flops / seconds / dev.peak_flops[kind] * 100 > percent:
         peak, percent = "the %s matrix peak" % kind, 100 * flops / seconds / dev.peak_flops[kind]
-    else:
-        peak, percent = "the memory bandwidth", 100 * dram / seconds / dev.dram_bytes_per_s
     bound = _bound(busy, occupancy.waves_per_simd)
     return Prediction(kernel=kernel_name, device=dev.name, arch=co.arch, seconds=seconds, flops=flops,
                       dram_bytes=dram, peak=peak, percent_of_peak=percent, bound=bound,

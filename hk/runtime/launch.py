@@ -1,7 +1,9 @@
 """Launching a kernel: the arguments checked, the specialization, the grid, and the runner
 HK_DEVICE chooses. Every refusal is a LaunchError at the user's call."""
 
+import contextlib
 import operator
+import threading
 
 from hk.errors import LaunchError
 from hk.runtime import device
@@ -116,9 +118,27 @@ def built(kernel, args, arch, constants=None):
     return build, grid, args
 
 
+_captured = threading.local()
+
+
+@contextlib.contextmanager
+def capture():
+    """Within it, a kernel's call records (kernel, args, arch, constants) in the list this
+    yields instead of running (hk.perf predicts an op's launches without running them)."""
+    previous = getattr(_captured, "launches", None)
+    _captured.launches = []
+    try:
+        yield _captured.launches
+    finally:
+        _captured.launches = previous
+
+
 def launch(kernel, args, arch=None, constants=None):
     from hk.runtime import shapes
 
+    if getattr(_captured, "launches", None) is not None:
+        _captured.launches.append((kernel, list(args), arch, dict(constants or {})))
+        return None
     which = device.runner()
     _check_args(kernel, args)
     args = scalar_values(kernel, args)

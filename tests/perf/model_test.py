@@ -88,6 +88,10 @@ class ModelTest(emutest.EmuTest):
             self.assertAlmostEqual(p.dram_bytes / (p.seconds - dev.launch_s), efficiency * dev.dram_bytes_per_s,
                                    delta=0.05 * dev.dram_bytes_per_s, msg=str(p))
             self.assertIn("memory bandwidth", p.peak)
+            # kernel.build(...).report() gives the same prediction for the launch's arguments.
+            report = copy.build(arch, divisors=64).report(x, o)
+            self.assertIn(str(p), report)
+            self.assertIn("\npredicted ", report)
 
     def test_lds_bank_conflicts_slow_an_lds_loop(self):
         spread = lds_loop("spread", "  v_mov_b32 v1, v100")           # lane l: word l

@@ -1,0 +1,67 @@
+"""The library's kernels at reference shapes, as hk.perf predicts them on each target's device:
+the GEMM at 4096^3 and 8192^3, flash attention at B16 H64 HKV8 d128 N8192 on the CDNA targets and
+B1 H32 HKV8 d128 N4096 on the RDNA ones, the norm family at 8192 x 4096, paged decode over 32
+sequences of 2048 tokens. Big tensors are meta tensors (zeros that cost no memory); what a kernel
+reads values of (block tables, sequence lengths) is real."""
+
+import torch
+
+import hk
+import hk.perf
+from hk.ops import attention, gemm, norms, paged
+
+BF16 = torch.bfloat16
+
+
+def meta(*shape):
+    return torch.empty(*shape, dtype=BF16, device="meta")
+
+
+def _gemm(n):
+    def call(arch):
+        return [hk.perf.predict(gemm.gemm_kernel(hk.bf16, hk.bf16, "ABt"), meta(n, n), meta(n, n), meta(n, n),
+                                arch=arch)]
+    return call
+
+
+def _attention(arch):
+    b, h, hkv, n = (16, 64, 8, 8192) if arch.startswith("gfx9") else (1, 32, 8, 4096)
+    q, k, v, o = meta(b, h, n, 128), meta(b, hkv, n, 128), meta(b, hkv, n, 128), meta(b, h, n, 128)
+    return hk.perf.predict_call(attention.launch_attention, q, k, v, 128 ** -0.5, False, o, arch=arch)
+
+
+def _norm(kind):
+    def call(arch):
+        x, w, out = meta(8192, 4096), meta(4096), meta(8192, 4096)
+        return hk.perf.predict_call(norms.launch, kind, x, None, w, None, 1e-6, out, None, arch=arch)
+    return call
+
+
+def _paged_decode(arch):
+    seqs, tokens, block, heads, kv_heads, d = 32, 2048, 16, 32, 8, 128
+    blocks = seqs * tokens // block
+    query = torch.zeros(seqs, heads, d, dtype=BF16)
+    cache = torch.zeros(blocks, block, kv_heads, d, dtype=BF16)
+    tables = torch.arange(blocks, dtype=torch.int32).reshape(seqs, tokens // block)
+    lens = torch.full((seqs,), tokens, dtype=torch.int32)
+    return hk.perf.predict_call(paged.launch_decode, query, cache, cache.clone(), tables, lens, d ** -0.5,
+                                torch.zeros_like(query), arch=arch)
+
+
+REFERENCES = {
+    "gemm_4096": _gemm(4096),
+    "gemm_8192": _gemm(8192),
+    "attention_d128": _attention,
+    "rms_norm_8192x4096": _norm("rms"),
+    "layer_norm_8192x4096": _norm("layer"),
+    "softmax_8192x4096": _norm("softmax"),
+    "paged_decode_32x2048": _paged_decode,
+}
+
+
+def predicted(name, arch):
+    """(percent of the peak, bound) of a reference launch: the slowest of its launches decides."""
+    predictions = REFERENCES[name](arch)
+    seconds = sum(p.seconds for p in predictions)
+    main = max(predictions, key=lambda p: p.seconds)
+    return main.percent_of_peak * main.seconds / seconds, main.bound, predictions
