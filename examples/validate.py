@@ -1,5 +1,6 @@
 """Every hk op at the shapes of an LLM layer, against torch: correctness wherever HK_DEVICE runs
-(a GPU, the interpreter, the emulator for HK_ARCH), and on a GPU its time beside torch's.
+(a GPU, the interpreter, the emulator for HK_ARCH), and on a GPU its time beside torch's and
+beside hk.perf's prediction for the GPU's architecture.
 
     ./bazelw run //examples:validate                        # the interpreter (no GPU here)
     HK_DEVICE=emu HK_ARCH=gfx950 ./bazelw run //examples:validate -- --model=small
@@ -21,6 +22,7 @@ from absl import app, flags
 
 import hk
 import hk.ops
+import hk.perf
 from common import ensure_runner, timed
 from hk.interp import philox
 from hk.ops import rotary
@@ -235,6 +237,16 @@ def cases(m, tokens, device):
     return out
 
 
+def predicted(call):
+    """hk.perf's prediction of a call's launches on this GPU's architecture, beside its time."""
+    try:
+        launches = hk.perf.predict_call(call)
+    except hk.errors.HKError as e:
+        return "(none: %s)" % str(e).splitlines()[0]
+    error = max(p.error for p in launches)
+    return "%8.1f us (model error +-%.0f%%)" % (sum(p.seconds for p in launches) * 1e6, 100 * error)
+
+
 def run(m, tokens, only, repeat, device):
     failed = []
     for name, shapes, ours, theirs, tol in cases(m, tokens, device):
@@ -254,6 +266,7 @@ def run(m, tokens, only, repeat, device):
         line = "%-30s %-34s max err %-9.3g %s" % (name, shapes, err, "ok" if ok else "OFF")
         if repeat:
             line += "   hk %8.1f us   torch %8.1f us" % (timed(ours, repeat) * 1e6, timed(theirs, repeat) * 1e6)
+            line += "   predicted %s" % predicted(ours)
         print(line)
         if not ok:
             failed.append(name)

@@ -5,12 +5,20 @@ from hk import types
 from hk.perf import model
 
 
+# A GPU tensor up to this size is copied to the host for the profile (its values may steer the
+# kernel: block tables, lengths); a larger one is placed as zeros.
+_COPIED_BYTES = 256 << 20
+
+
 def _argument(tensor):
-    """The emulator's hk::gl<T> of a tensor: a CPU tensor's data, or zeros for a meta tensor."""
+    """The emulator's hk::gl<T> of a tensor: a CPU tensor's data, a GPU tensor's (a copy, or zeros
+    past _COPIED_BYTES), or zeros for a meta tensor."""
     from hk.emu import ByValue, Zeros
     from hk.runtime import emu_launch
 
-    if tensor.device.type != "meta":
+    if tensor.device.type not in ("cpu", "meta") and tensor.numel() * tensor.element_size() <= _COPIED_BYTES:
+        tensor = tensor.cpu()
+    if tensor.device.type == "cpu":
         return emu_launch.global_view(tensor)
     shape, strides = types.view4d(tensor.shape), types.view4d_strides(tensor.stride())
     extent = 1 + sum((s - 1) * st for s, st in zip(tensor.shape, tensor.stride())) if tensor.numel() else 0

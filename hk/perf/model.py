@@ -132,7 +132,7 @@ def predict_code_object(code_object, kernel_name, grid, block, args, *, device=N
     if not metas:
         raise PerfError("the code object has no kernel %r" % (kernel_name,),
                         hint="its kernels: " + ", ".join(sorted(co.kernels)))
-    meta = metas[0]
+    meta = dataclasses.replace(metas[0], lds_bytes=metas[0].lds_bytes + int(shared_mem))   # dynamic LDS too
     waves_per_group = -(-threads // meta.wave_size)
     occupancy = gate.occupancy(meta, waves_per_group)
     simds = dev.target.simds_per_cu
@@ -212,6 +212,7 @@ def _unit(dev, wave_size, units, miss_cycles):
         simds=dev.target.simds_per_cu, wave_size=wave_size, issue_interval=int(dev.issue_interval),
         valu_cycles=valu, trans_cycles=dev.trans_cycles, matrix_on_valu=dev.matrix_on_valu,
         lds_scale=lds_group / dev.lds_bytes_per_clock, lds_latency=dev.lds_latency,
+        lds_write_bytes=float(p.get("lds_write_bytes_per_clock", 128.0)),
         lines_per_cycle=dev.l1_bytes_per_clock / dev.line_bytes, line_bytes=dev.line_bytes,
         l2_latency=dev.l2_latency, dram_latency=dev.dram_latency,
         miss_cycles=miss_cycles, l2_bytes_per_cycle=dev.l2_bytes_per_clock / units, smem_latency=p.get("smem_latency", 200.0),

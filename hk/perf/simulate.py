@@ -41,6 +41,7 @@ class Unit:
     matrix_on_valu: bool          # RDNA: WMMA runs on the vector ALU
     lds_scale: float              # LDS cycles per profiled bank-group cycle
     lds_latency: float
+    lds_write_bytes: float        # LDS bytes a global->LDS copy writes per cycle
     lines_per_cycle: float        # vector memory pipe: cache lines per cycle
     line_bytes: int
     l2_latency: float
@@ -174,6 +175,11 @@ def run(unit, workgroups, resident, hit_fraction, distinct=(1.0, 1.0)):
                        dram_free if c != I.STORE else 0.0)
             q = I.VS if c == I.STORE and not unit.stores_on_vm else I.VM
             w.queues[q].append(done)
+            if c == I.COPY:
+                # A global->LDS copy writes its bytes into the LDS when they arrive.
+                cycles = w.a[i] / unit.lds_write_bytes
+                lds_free = max(lds_free, done - cycles) + cycles
+                lds_busy += cycles
         elif c == I.SMEM:
             w.queues[I.LGKM].append(t + unit.smem_latency)
         elif c == I.WAIT:

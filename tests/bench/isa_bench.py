@@ -1,6 +1,8 @@
 """Prints, side by side and from one run, the static figures of hk's GEMM and attention and of the
 equivalent Triton 3.9 kernels compiled ahead of time for the same targets, with their ratio;
-then the dynamic figures of hk's GEMM and attention, counted on the emulator.
+then the dynamic figures of hk's GEMM and attention, counted on the emulator; then hk.perf's
+predicted TFLOP/s of hk's GEMM beside each Triton tile's and the best of them, at 4096^3 on each
+target's device (predictions, with the model's stated error: no GPU ran them).
 
     ./bazelw run //tests/bench:isa_bench
 
@@ -98,8 +100,9 @@ def triton_kernels():
     return matmul_abt, attention_fwd
 
 
-def compile_triton(fn, signature, constexprs, arch, divisible, num_warps):
-    """The code object Triton compiles for `arch`; `divisible` names the 16-divisible arguments."""
+def compile_triton(fn, signature, constexprs, arch, divisible, num_warps, shared=False):
+    """The code object Triton compiles for `arch`; `divisible` names the 16-divisible arguments.
+    With `shared`, (code object, the dynamic LDS bytes its launch needs)."""
     import triton
     from triton.backends.compiler import GPUTarget
 
@@ -107,7 +110,7 @@ def compile_triton(fn, signature, constexprs, arch, divisible, num_warps):
     src = triton.compiler.ASTSource(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
     compiled = triton.compile(src, target=GPUTarget("hip", arch, WAVE[arch]),
                               options={"num_warps": num_warps, "num_stages": 2})
-    return compiled.asm["hsaco"]
+    return (compiled.asm["hsaco"], compiled.metadata.shared) if shared else compiled.asm["hsaco"]
 
 
 def figures_of(data, tmp, name):
@@ -224,12 +227,53 @@ def dynamic():
                   % (name, arch, (counts[1] - counts[0]) / mma, counts[1] - counts[0], mma))
 
 
+def predicted(n=4096):
+    """hk.perf's predictions of hk's GEMM and of Triton's at each tile, C = A·Bᵀ at n^3 (bf16 in)."""
+    import hk.emu
+    import hk.perf
+    import torch
+    from hk.emu import runner
+
+    matmul, _ = triton_kernels()
+    gemm = load("04_gemm").gemm
+    mm_sig = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*fp32", "M": "i32", "N": "i32", "K": "i32",
+              "stride_am": "i32", "stride_bn": "i32", "stride_cm": "i32"}
+    divisible = ["a_ptr", "b_ptr", "c_ptr", "K", "stride_am", "stride_bn", "stride_cm"]
+    print()
+    print("predicted (hk.perf, not measured): C = A·Bᵀ, bf16 in, fp32 out, M = N = K = %d" % n)
+    for arch in ARCHS:
+        meta = [torch.empty(n, n, dtype=torch.bfloat16, device="meta") for _ in range(2)]
+        out = torch.empty(n, n, dtype=torch.float32, device="meta")
+        mine = hk.perf.predict(gemm, *meta, out, arch=arch)
+        print("%-8s hk       %7.1f TFLOP/s  %s" % (arch, mine.tflops, mine))
+        best = None
+        for bm, bn, bk, warps in TRITON_GEMM_TILES:
+            co, lds = compile_triton(matmul, mm_sig, {"BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}, arch, divisible,
+                                     warps, shared=True)
+            (name,) = hk.emu.kernels(co)
+            explicit = len(runner.load(co)[0].kernel(name).explicit_args)
+            args = [hk.emu.Zeros(n * n * 2), hk.emu.Zeros(n * n * 2), hk.emu.Zeros(n * n * 4), n, n, n, n, n, n]
+            try:
+                p = hk.perf.predict_code_object(co, name, (n // bn, n // bm), (warps * WAVE[arch],),
+                                                args + [None] * (explicit - len(args)), arch=arch, shared_mem=lds)
+            except HKError as e:
+                print("%-8s Triton   %s: %s" % (arch, "%dx%dx%d/%d" % (bm, bn, bk, warps), str(e).splitlines()[0]))
+                continue
+            tile = "%dx%dx%d/%d" % (bm, bn, bk, warps)
+            print("%-8s Triton   %7.1f TFLOP/s  %s  (%s)" % (arch, p.tflops, tile, p.bound))
+            if best is None or p.tflops > best[0].tflops:
+                best = (p, tile)
+        if best:
+            print("%-8s hk / best Triton (%s): %.2fx (predicted)" % (arch, best[1], mine.tflops / best[0].tflops))
+
+
 def main():
     os.environ.setdefault("TRITON_CACHE_DIR", tempfile.mkdtemp(prefix="hk-isa-bench-triton-"))
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")  # Triton 3.9's default, without its warning
     with tempfile.TemporaryDirectory(prefix="hk-isa-bench-") as tmp:
         static(tmp)
     dynamic()
+    predicted()
 
 
 if __name__ == "__main__":
