@@ -79,15 +79,18 @@ def kernels(code_object):
 
 
 def profile(code_object, kernel_name, grid, block, args, workgroups=None, arch=None, shared_mem=0,
-            lds_banks=None, lds_bank_bytes=None, line_bytes=128, max_instructions=2_000_000_000):
+            lds_banks=None, lds_bank_bytes=None, line_bytes=128, max_instructions=2_000_000_000, prefix=0,
+            hazards=True):
     """Runs some workgroups of a launch recording what each instruction does: each wave's
     instruction stream, the LDS cycles of each LDS instruction with its bank conflicts, the global
     lines each workgroup touches. Returns an hk.emu.profiling.Profile; `.lds()` lists the conflicts
-    per LDS instruction. See hk/emu/profiling.py."""
+    per LDS instruction. A nonzero `prefix` runs only about that many wave-instructions of each
+    workgroup. See hk/emu/profiling.py."""
     from hk.emu import profiling as _profiling
     return _profiling.profile(code_object, kernel_name, grid, block, args, workgroups=workgroups, arch=arch,
                             shared_mem=shared_mem, lds_banks=lds_banks, lds_bank_bytes=lds_bank_bytes,
-                            line_bytes=line_bytes, max_instructions=max_instructions)
+                            line_bytes=line_bytes, max_instructions=max_instructions, prefix=prefix,
+                            hazards=hazards)
 
 
 def unsupported(code_object):

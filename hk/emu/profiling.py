@@ -35,14 +35,15 @@ class Profile:
     """The streams of the profiled workgroups; see the module docstring.
 
     streams[g][w] is wave w of workgroup g as an (n, 3) int32 array of (instruction index, bytes,
-    cycles or lines); listing[i] is instruction i's (pc, text, operation)."""
+    cycles or lines); listing[i] is instruction i's (pc, text, operation); buffers the (address,
+    bytes) of each buffer the launch was given."""
 
     def __init__(self, arch, kernel, workgroups, listing, streams, lines, lds_banks, lds_bank_bytes, line_bytes,
-                 executed):
+                 executed, buffers=()):
         self.arch, self.kernel, self.workgroups = arch, kernel, [tuple(g) for g in workgroups]
         self.listing, self.streams, self.lines = listing, streams, lines
         self.lds_banks, self.lds_bank_bytes, self.line_bytes = lds_banks, lds_bank_bytes, line_bytes
-        self.executed = executed
+        self.executed, self.buffers = executed, list(buffers)
         self._is_lds = np.array([op.startswith("ds_") and not op.startswith(("ds_bpermute", "ds_permute",
                                                                               "ds_swizzle", "ds_nop"))
                                  for _, _, op in listing], dtype=bool)
@@ -65,10 +66,13 @@ class Profile:
 
 
 def profile(code_object, kernel_name, grid, block, args, workgroups=None, arch=None, shared_mem=0,
-            lds_banks=None, lds_bank_bytes=None, line_bytes=128, max_instructions=2_000_000_000):
+            lds_banks=None, lds_bank_bytes=None, line_bytes=128, max_instructions=2_000_000_000, prefix=0,
+            hazards=True):
     """Runs `workgroups` (a list of (x, y, z); default the first) of a launch and returns their
     Profile. `lds_banks` defaults to the target's (hk/target/targets.json); the other arguments
-    are hk.emu.launch's. The buffers are read, not written back."""
+    are hk.emu.launch's. The buffers are read, not written back. A nonzero `prefix` leaves each
+    workgroup after about that many wave-instructions (its waves take turns): the lines of the
+    beginning of many workgroups, for what they share, at a fraction of the cost."""
     from hk.emu import runner
     from hk.target import facts
 
@@ -76,12 +80,12 @@ def profile(code_object, kernel_name, grid, block, args, workgroups=None, arch=N
     workgroups = list(workgroups or [(0, 0, 0)])
     target = facts.target(co.arch)
     banks, lds_bank_bytes = lds_banks or target.lds_banks, lds_bank_bytes or target.lds_bank_bytes
-    executed, streams, lines = runner.profile(code_object, kernel_name, grid, block, args, workgroups=workgroups,
+    executed, streams, lines, buffers = runner.profile(code_object, kernel_name, grid, block, args, workgroups=workgroups,
                                               arch=arch, shared_mem=shared_mem, lds_banks=banks,
                                               lds_bank_bytes=lds_bank_bytes, line_bytes=line_bytes,
-                                              max_instructions=max_instructions)
+                                              max_instructions=max_instructions, prefix=prefix, hazards=hazards)
     return Profile(co.arch, kernel_name, workgroups, runner.listing(code_object), streams, lines, banks,
-                   lds_bank_bytes, line_bytes, executed)
+                   lds_bank_bytes, line_bytes, executed, buffers)
 
 
 __all__ = ["LdsInstruction", "Profile", "profile"]

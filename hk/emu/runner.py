@@ -115,7 +115,8 @@ def _pack_scalar(value, size, name):
 
 
 def _prepare(code_object, kernel_name, grid, block, args, arch, shared_mem):
-    """(program, memory, family, launch dict, the buffers to copy back) of a launch."""
+    """(program, memory, family, launch dict, the buffers to copy back, every buffer's (address,
+    bytes)) of a launch."""
     co, program, index_of_pc = load(code_object)
     if arch is not None and arch != co.arch:
         raise CodeObjectError("the code object is for %s, not %s" % (co.arch, arch))
@@ -149,13 +150,17 @@ def _prepare(code_object, kernel_name, grid, block, args, arch, shared_mem):
     kernarg_size = -(-max(k.kernarg_segment_size, kd.kernarg_size, 256) // 64) * 64
     kernarg = bytearray(kernarg_size)
     copy_back = []
+    buffers = []
 
     def alloc(value):
         if isinstance(value, Zeros):
-            return mem.alloc(max(value.nbytes, 1))
+            addr = mem.alloc(max(value.nbytes, 1))
+            buffers.append((addr, value.nbytes))
+            return addr
         arr = _as_array(value)
         nbytes = arr.nbytes
         addr = mem.alloc(max(nbytes, 1))
+        buffers.append((addr, nbytes))
         if nbytes:
             mem.write(addr, arr.reshape(-1).view(np.uint8))
         if arr.flags["WRITEABLE"]:
@@ -232,7 +237,7 @@ def _prepare(code_object, kernel_name, grid, block, args, arch, shared_mem):
         "nvgpr": min(512, nvgpr + 8),
         "float_denorm_mode_32": kd.float_denorm_mode_32,
     }
-    return program, mem, _native.FAMILIES[info["family"]], launch, copy_back
+    return program, mem, _native.FAMILIES[info["family"]], launch, copy_back, buffers
 
 
 def _native_errors(call):
@@ -249,7 +254,7 @@ def _native_errors(call):
 
 def run(code_object, kernel_name, grid, block, args, *, arch=None, hazards=True, random_order_seed=None,
         shared_mem=0, max_instructions=2_000_000_000):
-    program, mem, family, launch, copy_back = _prepare(code_object, kernel_name, grid, block, args, arch,
+    program, mem, family, launch, copy_back, _ = _prepare(code_object, kernel_name, grid, block, args, arch,
                                                        shared_mem)
     executed = _native_errors(lambda: _native.run(
         program, mem, family, kernel_name, launch, bool(hazards), random_order_seed is not None,
@@ -261,14 +266,15 @@ def run(code_object, kernel_name, grid, block, args, *, arch=None, hazards=True,
 
 
 def profile(code_object, kernel_name, grid, block, args, *, workgroups, arch=None, hazards=True, shared_mem=0,
-            lds_banks=32, lds_bank_bytes=4, line_bytes=128, max_instructions=2_000_000_000):
+            lds_banks=32, lds_bank_bytes=4, line_bytes=128, max_instructions=2_000_000_000, prefix=0):
     """(executed, [per workgroup, per wave: (n, 3) int32 stream], [per workgroup: (lines read,
-    lines written)]) of the listed workgroups (see hk.emu.profile); the buffers are not copied back."""
-    program, mem, family, launch, _ = _prepare(code_object, kernel_name, grid, block, args, arch, shared_mem)
+    lines written)], [(address, bytes) of each buffer]) of the listed workgroups (see
+    hk.emu.profile); the buffers are not copied back."""
+    program, mem, family, launch, _, buffers = _prepare(code_object, kernel_name, grid, block, args, arch, shared_mem)
     options = {"workgroups": [list(map(int, g)) for g in workgroups], "lds_banks": int(lds_banks),
                "lds_bank_bytes": int(lds_bank_bytes), "line_bytes": int(line_bytes),
-               "max_instructions": int(max_instructions)}
+               "max_instructions": int(max_instructions), "prefix": int(prefix)}
     executed, streams, lines = _native_errors(lambda: _native.profile(
         program, mem, family, kernel_name, launch, bool(hazards), options))
     waves = len(streams) // max(1, len(workgroups))
-    return executed, [streams[i * waves:(i + 1) * waves] for i in range(len(workgroups))], lines
+    return executed, [streams[i * waves:(i + 1) * waves] for i in range(len(workgroups))], lines, buffers

@@ -38,6 +38,8 @@ def define_flags():
     flags.DEFINE_float("flops", None, "the launch's FLOPs (default: those of its matrix instructions)")
     flags.DEFINE_integer("shared_mem", 0, "dynamic LDS bytes")
     flags.DEFINE_bool("devices", False, "list the devices the model knows and exit")
+    flags.DEFINE_bool("hazards", True, "run the emulator's hazard check (off: code that relies on the "
+                      "hardware's interlocks, which the check refuses)")
 
 
 def parse_arg(text):
@@ -83,7 +85,7 @@ def _dims(values, what):
 def report(p):
     """The lines hk-perf prints for a Prediction."""
     lines = [str(p)]
-    lines.append("  %d workgroups, %d wave(s) per SIMD; profiled %s (the interior one stands for every workgroup)"
+    lines.append("  %d workgroups, %d wave(s) per SIMD; profiled whole: %s (they stand for every workgroup)"
                  % (p.workgroups, p.waves_per_simd, ", ".join("(%d,%d,%d)" % g for g in p.profiled)))
     lines.append("  busy: " + ", ".join("%s %.0f%%" % (k, 100 * v) for k, v in sorted(p.busy.items(), key=lambda kv: -kv[1])))
     if p.flops:
@@ -114,7 +116,8 @@ def main(argv):
         raise UsageError("give the workgroup's size with --block")
     args = [parse_arg(a) for a in FLAGS.arg]
     p = model.predict_code_object(paths[0], FLAGS.kernel, _dims(FLAGS.grid, "grid"), _dims(FLAGS.block, "block"),
-                                  args, device=FLAGS.device, flops=FLAGS.flops, shared_mem=FLAGS.shared_mem)
+                                  args, device=FLAGS.device, flops=FLAGS.flops, shared_mem=FLAGS.shared_mem,
+                                  hazards=FLAGS.hazards)
     for line in report(p):
         print(line)
     return 0

@@ -56,6 +56,7 @@ class Device:
     l2_bytes_per_clock: float
     infinity_cache_bytes: float
     infinity_cache_bytes_per_s: float
+    xcds: int                     # dies, each with its own L2, that the dispatcher deals workgroups to in turn
     issue_interval: float
     valu_cycles: dict             # wave size -> cycles
     trans_cycles: float
@@ -127,12 +128,14 @@ def _device(name, raw, archs, model):
     cache = _value(raw.get("infinity_cache_bytes"), what % "Infinity Cache", optional=True) or 0.0
     cache_bw = _value(raw.get("infinity_cache_gbps"), what % "Infinity Cache bandwidth", optional=True) or 0.0
     launch = _value(raw.get("launch_overhead_us"), what % "launch overhead", optional=True)
+    xcds = _value(raw.get("xcds"), what % "XCDs", optional=True) or 1
     return Device(
         name=name, arch=arch, units=int(units), clock_hz=clock, peak_flops=peaks,
         dram_bytes_per_s=_value(raw.get("memory_bandwidth_gbps"), what % "memory bandwidth") * 1e9,
         l2_bytes=_value(raw.get("l2_bytes"), what % "L2 size"),
         l2_bytes_per_clock=_value(raw.get("l2_bytes_per_clock"), what % "L2 bytes per clock"),
-        infinity_cache_bytes=cache, infinity_cache_bytes_per_s=cache_bw * 1e9, issue_interval=a["issue_interval"], valu_cycles={wave: valu},
+        infinity_cache_bytes=cache, infinity_cache_bytes_per_s=cache_bw * 1e9, xcds=int(xcds),
+        issue_interval=a["issue_interval"], valu_cycles={wave: valu},
         trans_cycles=a["trans_cycles"], matrix_cycles=a["matrix_cycles"],
         matrix_on_valu=target.family.startswith("rdna"), lds_bytes_per_clock=a["lds_bytes_per_clock"],
         lds_latency=a["lds_latency"], l1_bytes_per_clock=a["l1_bytes_per_clock"], line_bytes=a["line_bytes"],

@@ -1,11 +1,12 @@
 """A launch's predicted time, throughput, share of the peak and bound, from its code object.
 
-The emulator profiles a few of the launch's workgroups (the first, its neighbours along x and y,
-an interior one and the last) at the launch's full size; their global lines give the traffic
-past the L2 (hk.perf.traffic), their instruction streams drive one compute unit's
-simulation (hk.perf.simulate) through its share of the workgroups, as many at once as the code
-object's registers and LDS allow. The interior workgroup stands for all of them: a prediction
-says so. Every figure is a prediction, with the model's stated error (hk/target/perf.json).
+The emulator runs a few of the launch's workgroups whole (the first, an interior one and the
+last) at the launch's full size, and the beginning of each workgroup of the first round (those
+the device runs at once); their global lines give the traffic past the L2 (hk.perf.traffic),
+the whole workgroups' instruction streams drive one compute unit's simulation (hk.perf.simulate)
+through its share of the grid, taking turns, as many at once as the code object's registers and
+LDS allow. The profiled workgroups stand for all of them: a prediction says which. Every figure
+is a prediction, with the model's stated error (hk/target/perf.json).
 """
 
 import dataclasses
@@ -94,23 +95,30 @@ def _matrix_kind(listing):
 
 
 def profiled_workgroups(grid):
-    """The first workgroup, its neighbours along x and y, an interior one and the last."""
+    """The workgroups run whole: the first, an interior one and the last (a causal mask's least,
+    middling and most work)."""
     gx, gy, gz = grid
-    picks = [(0, 0, 0), (min(1, gx - 1), 0, 0), (0, min(1, gy - 1), 0), (gx // 2, gy // 2, gz // 2),
-             (gx - 1, gy - 1, gz - 1)]
     out = []
-    for p in picks:
+    for p in [(0, 0, 0), (gx // 2, gy // 2, gz // 2), (gx - 1, gy - 1, gz - 1)]:
         if p not in out:
             out.append(p)
     return out
 
 
+# The first round's workgroups run a prefix of about this many wave-instructions in all (each
+# at least _PREFIX_MIN, at most its whole run).
+_SAMPLE_INSTRUCTIONS = 4_000_000
+_PREFIX_MIN = 2_000
+
+
 def predict_code_object(code_object, kernel_name, grid, block, args, *, device=None, arch=None, flops=None,
-                        shared_mem=0):
+                        shared_mem=0, hazards=True):
     """Predicts one launch of a kernel of any code object (hk's, Triton's, HipKittens'...): the
     emulator runs a few of its workgroups with `args` (hk.emu.launch's; hk.emu.Zeros for buffers
     whose contents do not matter), and the model times the whole grid on `device` (default: the
-    code object's architecture's). `flops` overrides the FLOPs counted from matrix instructions."""
+    code object's architecture's). `flops` overrides the FLOPs counted from matrix instructions;
+    `hazards=False` runs code that the emulator's hazard check refuses (foreign code that relies
+    on the hardware's own interlocks)."""
     from hk import emu
     from hk.emu import runner
     from hk.runtime import gate, metadata
@@ -138,30 +146,41 @@ def predict_code_object(code_object, kernel_name, grid, block, args, *, device=N
     simds = dev.target.simds_per_cu
     resident = max(1, min(occupancy.waves_per_simd * simds // waves_per_group,
                           dev.target.max_waves_per_simd * simds // waves_per_group))
+    total = grid[0] * grid[1] * grid[2]
+    busy_units = min(dev.units, total)
+    concurrent = min(total, dev.units * resident)
     workgroups = profiled_workgroups(grid)
-    profile = emu.profile(code_object, kernel_name, grid, block, args, workgroups=workgroups, arch=co.arch,
-                          shared_mem=shared_mem, line_bytes=dev.line_bytes)
+    options = dict(arch=co.arch, shared_mem=shared_mem, line_bytes=dev.line_bytes, hazards=hazards)
+    profile = emu.profile(code_object, kernel_name, grid, block, args, workgroups=workgroups, **options)
     table = I.Table(profile.listing, _matrix_cycles(dev))
     if table.unknown_matrix:
         raise PerfError("the model has no timing for %s on %s" % (", ".join(sorted(table.unknown_matrix)), dev.name),
                         hint="add its cycles to the device facts (hk/target/perf.json)")
-    total = grid[0] * grid[1] * grid[2]
-    busy_units = min(dev.units, total)
-    concurrent = min(total, dev.units * resident)
+    # The first round's prefixes, for what its workgroups share in the L2.
+    first = traffic.first_round(grid, concurrent)
+    if set(first) <= set(workgroups):
+        sample = _subset(profile, first)
+    else:
+        whole = profile.executed / len(workgroups)
+        prefix = int(min(whole, max(_PREFIX_MIN, _SAMPLE_INSTRUCTIONS / len(first))))
+        sample = emu.profile(code_object, kernel_name, grid, block, args, workgroups=first, prefix=prefix,
+                             **options)
     efficiency = float(dev.model.get("dram_efficiency", 0.85))
-    memory = traffic.estimate(profile, grid, concurrent, dev, efficiency)
-    interior = workgroups.index((grid[0] // 2, grid[1] // 2, grid[2] // 2))
-    program = [simulate.compile_stream(s, table) for s in profile.streams[interior]]
+    memory = traffic.estimate(profile, sample, grid, dev, efficiency)
+    programs = [[simulate.compile_stream(s, table) for s in waves] for waves in profile.streams]
     per_unit = -(-total // dev.units)
-    # Enough workgroups for the unit's steady state (all its slots busy), within an event budget.
-    length = sum(len(w[0]) for w in program)
-    simulated = min(per_unit, max(resident, _SIMULATED_INSTRUCTIONS // max(1, length)))
-    unit = _unit(dev, meta.wave_size, busy_units, memory.miss_cycles(dev, busy_units))
-    result = simulate.run(unit, [program] * simulated, resident, memory.hit,
-                          _distinct(profile, interior, table))
+    # Enough workgroups for the unit's steady state (all its slots busy), within an event budget;
+    # the profiled ones take turns (a causal launch's differ).
+    length = max(sum(len(w[0]) for w in p) for p in programs)
+    simulated = min(per_unit, max(resident, len(programs), _SIMULATED_INSTRUCTIONS // max(1, length)))
+    clock = dev.clock_hz * _sustained(dev)
+    unit = _unit(dev, meta.wave_size, busy_units, memory.miss_cycles(dev, busy_units) * _sustained(dev))
+    result = simulate.run(unit, [programs[k % len(programs)] for k in range(simulated)], resident, memory.hit,
+                          _distinct(profile, table))
     cycles = result.cycles * per_unit / simulated
-    seconds = max(cycles / dev.clock_hz, memory.seconds) + dev.launch_s
-    counted = sum(float(np.sum(table.flops[s[:, 0]])) for s in profile.streams[interior]) * total
+    seconds = max(cycles / clock, memory.seconds) + dev.launch_s
+    counted = float(np.mean([sum(float(np.sum(table.flops[s[:, 0]])) for s in waves)
+                             for waves in profile.streams])) * total
     flops = counted if flops is None else float(flops)
     dram = memory.dram_bytes
     busy = {k: min(1.0, v / result.cycles) if result.cycles else 0.0 for k, v in result.busy.items()}
@@ -177,16 +196,32 @@ def predict_code_object(code_object, kernel_name, grid, block, args, *, device=N
                       workgroups=total, profiled=tuple(workgroups), busy=busy)
 
 
-def _distinct(profile, interior, table):
+def _sustained(dev):
+    """The share of its peak clock `dev` sustains under load (calibrated, per architecture)."""
+    return float((dev.model.get("sustained_clock") or {}).get(dev.arch, 1.0))
+
+
+def _subset(profile, workgroups):
+    """A Profile of some of `profile`'s workgroups, in the order given."""
+    from hk.emu.profiling import Profile
+    at = [profile.workgroups.index(g) for g in workgroups]
+    return Profile(profile.arch, profile.kernel, workgroups, profile.listing, [profile.streams[i] for i in at],
+                   [profile.lines[i] for i in at], profile.lds_banks, profile.lds_bank_bytes, profile.line_bytes,
+                   profile.executed, profile.buffers)
+
+
+def _distinct(profile, table):
     """(reads, writes): the share of the lines a workgroup's instructions request that are not
     lines it requested before."""
-    requested = [0.0, 0.0]
-    for s in profile.streams[interior]:
-        cls = table.cls[s[:, 0]]
-        requested[0] += float(np.sum(s[(cls == I.LOAD) | (cls == I.COPY), 2]))
-        requested[1] += float(np.sum(s[cls == I.STORE, 2]))
-    read, written = profile.lines[interior]
-    return tuple(min(1.0, len(lines) / r) if r else 1.0 for lines, r in zip((read, written), requested))
+    requested, touched = [0.0, 0.0], [0.0, 0.0]
+    for waves, (read, written) in zip(profile.streams, profile.lines):
+        for s in waves:
+            cls = table.cls[s[:, 0]]
+            requested[0] += float(np.sum(s[(cls == I.LOAD) | (cls == I.COPY), 2]))
+            requested[1] += float(np.sum(s[cls == I.STORE, 2]))
+        touched[0] += len(read)
+        touched[1] += len(written)
+    return tuple(min(1.0, t / r) if r else 1.0 for t, r in zip(touched, requested))
 
 
 _BOUNDS = {"matrix": "matrix unit", "valu": "vector ALU issue", "lds": "LDS bandwidth and bank conflicts",
@@ -217,4 +252,5 @@ def _unit(dev, wave_size, units, miss_cycles):
         l2_latency=dev.l2_latency, dram_latency=dev.dram_latency,
         miss_cycles=miss_cycles, l2_bytes_per_cycle=dev.l2_bytes_per_clock / units, smem_latency=p.get("smem_latency", 200.0),
         barrier_cycles=p.get("barrier_cycles", 16.0), workgroup_cycles=p.get("workgroup_cycles", 300.0),
-        stores_on_vm=dev.arch.startswith("gfx9"))
+        stores_on_vm=dev.arch.startswith("gfx9"),
+        matrix_valu_cycles=0.0 if dev.matrix_on_valu else float(p.get("matrix_valu_cycles", 0.0)))

@@ -16,6 +16,20 @@ LDS = {
 }
 GFX9 = {"consecutive": "  ds_read_b32 v10, v100\n"}
 
+# Each iteration reads the next 128 bytes of `inp` (one line per wave of 32 lanes).
+STREAM = """
+  s_mov_b32 s21, 0
+  s_movk_i32 s20, 64
+.Lstream:
+  v_add_nc_u32 v1, s21, v100
+  global_load_b32 v10, v1, s[6:7]
+  s_waitcnt vmcnt(0)
+  s_add_u32 s21, s21, 128
+  s_sub_u32 s20, s20, 1
+  s_cmp_lg_u32 s20, 0
+  s_cbranch_scc1 .Lstream
+"""
+
 
 class ProfileTest(emutest.EmuTest):
 
@@ -25,6 +39,7 @@ class ProfileTest(emutest.EmuTest):
         body = "%s  s_waitcnt lgkmcnt(0)\n"
         cls.rdna = asm.assemble("gfx1100", {k: (body % v, [10], {"lds": 8192}) for k, v in LDS.items()})
         cls.cdna = asm.assemble("gfx950", {k: (body % v, [10], {"lds": 8192}) for k, v in GFX9.items()})
+        cls.stream = asm.assemble("gfx1100", {"stream": (STREAM, [10], {"block": 32})})
 
     def lds(self, co, name, wave):
         p = hk.emu.profile(co, name, (1,), (wave,), [np.zeros(wave, np.uint32), np.zeros(1024, np.uint32)])
@@ -65,6 +80,23 @@ class ProfileTest(emutest.EmuTest):
         self.assertEqual(len(written), 2)
         self.assertEqual(len(read), 0)
         self.assertTrue((np.diff(written.astype(np.int64)) > 0).all())
+
+    def test_a_prefix_leaves_each_workgroup_early(self):
+        args = lambda: [np.zeros(32, np.uint32), np.zeros(64 * 32, np.uint32)]
+        groups = [(0, 0, 0), (1, 0, 0), (2, 0, 0)]
+        whole = hk.emu.profile(self.stream, "stream", (3,), (32,), args(), workgroups=groups)
+        for read, _ in whole.lines:
+            self.assertEqual(len(read), 64)              # 64 iterations, a line each
+        begun = hk.emu.profile(self.stream, "stream", (3,), (32,), args(), workgroups=groups, prefix=60)
+        self.assertLessEqual(begun.executed, 3 * (60 + 8))
+        for (read, written), (all_read, _), waves in zip(begun.lines, whole.lines, begun.streams):
+            self.assertTrue(5 <= len(read) <= 12, len(read))
+            np.testing.assert_array_equal(read, all_read[:len(read)])   # the first lines, in order
+            self.assertEqual(len(written), 0)            # left before its store
+            self.assertLess(len(waves[0]), 70)
+        # A prefix longer than the run runs it whole.
+        mixed = hk.emu.profile(self.stream, "stream", (3,), (32,), args(), workgroups=groups, prefix=100000)
+        self.assertEqual([len(r) for r, _ in mixed.lines], [64, 64, 64])
 
 
 if __name__ == "__main__":

@@ -4,10 +4,12 @@ an LDS loop whose lanes hit one bank many times slower than one that hits every 
 refusals: facts files with a missing or impossible value, a code object of another target, and
 hk-perf's command line."""
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
+import types
 
 import numpy as np
 import torch
@@ -16,6 +18,7 @@ from absl.testing import absltest
 import hk
 import hk.perf
 from hk.perf import device as devices
+from hk.perf import traffic
 from tests.emu import asm, emutest
 
 MATRIX = {
@@ -70,9 +73,12 @@ class ModelTest(emutest.EmuTest):
             p, _ = self.predict(co, "peak", arch, 2 * dev.units, 4 * wave)
             self.assertEqual(p.bound, "matrix unit", str(p))
             self.assertGreater(p.busy["matrix"], 0.95, str(p))
-            # The launch's overhead is the rest: the loop itself runs at the peak.
+            # The launch's overhead is the rest: the loop itself runs at the peak, at the clock
+            # the device sustains.
             matrix_seconds = p.seconds - dev.launch_s
-            self.assertAlmostEqual(p.flops / matrix_seconds / dev.peak_flops["bf16"], 1.0, delta=0.06, msg=str(p))
+            sustained = dev.model.get("sustained_clock", {}).get(arch, 1.0)
+            self.assertAlmostEqual(p.flops / matrix_seconds / dev.peak_flops["bf16"], sustained, delta=0.06,
+                                   msg=str(p))
 
     def test_a_streaming_copy_moves_at_the_memory_bandwidth(self):
         for arch in ("gfx1100", "gfx950"):
@@ -102,6 +108,30 @@ class ModelTest(emutest.EmuTest):
         slow, _ = self.predict(co, "one_bank", "gfx1100", 96, 128)
         self.assertEqual(slow.bound, "LDS bandwidth and bank conflicts", str(slow))
         self.assertGreater(slow.seconds - fast.seconds, 8 * (fast.seconds - devices.get(arch="gfx1100").launch_s))
+
+    def test_the_l2_of_each_die_serves_what_its_workgroups_share(self):
+        # 16 workgroups of a first round all read the same 100 lines of a buffer of 100 lines.
+        line = 128
+        shared = np.arange(1000, 1100, dtype=np.uint64)
+        lines = [(shared, np.zeros(0, np.uint64))] * 16
+        profile = types.SimpleNamespace(lines=lines, buffers=[(1000 * line, 100 * line), (5000 * line, 10 ** 6)])
+        for xcds, hit in ((1, 1 - 100 / 1600), (8, 1 - 800 / 1600)):
+            dev = dataclasses.replace(devices.get(arch="gfx942"), xcds=xcds)
+            t = traffic.estimate(profile, profile, (16, 1, 1), dev, 1.0)
+            self.assertAlmostEqual(t.hit, hit)
+            self.assertAlmostEqual(t.beyond_bytes, 16 * 100 * (1 - hit) * line)
+            # DRAM gives the buffer once (the Infinity Cache holds it), not the unread one.
+            self.assertAlmostEqual(t.footprint_bytes, 100 * line)
+            self.assertAlmostEqual(t.dram_bytes, 100 * line)
+        # Without an Infinity Cache every miss is DRAM's.
+        dev = dataclasses.replace(devices.get(arch="gfx942"), xcds=8, infinity_cache_bytes=0.0)
+        self.assertAlmostEqual(traffic.estimate(profile, profile, (16, 1, 1), dev, 1.0).dram_bytes, 800 * line)
+        # Workgroups that share nothing: no hit; the first round's lines extrapolate to the grid.
+        apart = [(np.arange(100 * k, 100 * k + 100, dtype=np.uint64), np.zeros(0, np.uint64)) for k in range(16)]
+        profile = types.SimpleNamespace(lines=apart, buffers=[(0, 10 ** 8)])
+        t = traffic.estimate(profile, profile, (64, 1, 1), devices.get(arch="gfx942"), 1.0)
+        self.assertAlmostEqual(t.hit, 0.0)
+        self.assertAlmostEqual(t.footprint_bytes, 64 * 100 * line)
 
     def test_a_code_object_of_another_target_is_refused(self):
         co = asm.assemble("gfx950", {"peak": (matrix_loop("gfx950", 1), [0], {"block": 64})})

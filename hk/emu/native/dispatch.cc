@@ -149,19 +149,24 @@ uint64_t run_dispatch(Machine& m, const Launch& l) {
     if (m.opt.randomize)                 // uninitialised LDS holds garbage on hardware
       for (auto& b : m.lds) b = uint8_t(m.rng());
     for (int i = 0; i < nwaves; ++i) init_wave(m, l, m.waves[size_t(i)], i, nthreads);
+    m.dma.clear();                       // of a workgroup a prefix profile left
     races_begin(m, l.lds_bytes);
     m.live = uint32_t(nwaves);
     m.barrier_arrived = 0;
+    // A profile of a prefix runs each wave a slice at a time and leaves the workgroup once it
+    // has run its share of wave-instructions (its memory lines are what is wanted).
+    const uint64_t prefix = m.prof ? m.prof->prefix : 0;
+    const uint64_t first = m.executed;
     for (;;) {
       bool ran = false;
       int start = m.opt.randomize ? int(m.rng() % uint64_t(nwaves)) : 0;
       for (int k = 0; k < nwaves; ++k) {
         Wave& w = m.waves[size_t((start + k) % nwaves)];
         if (w.state != Wave::RUN) continue;
-        run_wave(m, w, quantum ? quantum : 1 + m.rng() % 48);
+        run_wave(m, w, prefix ? std::max<uint64_t>(1, prefix / uint64_t(nwaves) / 8) : quantum ? quantum : 1 + m.rng() % 48);
         ran = true;
       }
-      if (m.live == 0) break;
+      if (m.live == 0 || (prefix && m.executed - first >= prefix)) break;
       if (!ran) throw Fault("kernel " + m.kernel + ": every wave waits at a barrier that can never complete");
     }
     if (m.prof) profile_workgroup_end(m);

@@ -194,6 +194,7 @@ struct Options {
 // sorted global lines read and written.
 struct Profile {
   uint32_t lds_banks = 32, lds_bank_bytes = 4, line_bytes = 128;
+  uint64_t prefix = 0;                        // nonzero: stop each workgroup after this many wave-instructions
   std::vector<std::array<uint32_t, 3>> workgroups;
   std::vector<std::vector<int32_t>> streams;  // per (workgroup, wave), in that order
   std::vector<std::pair<std::vector<uint64_t>, std::vector<uint64_t>>> lines;

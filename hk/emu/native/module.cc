@@ -159,6 +159,7 @@ static py::tuple profile(Program& prog, Memory& mem, int family, const std::stri
   p.lds_banks = options["lds_banks"].cast<uint32_t>();
   p.lds_bank_bytes = options["lds_bank_bytes"].cast<uint32_t>();
   p.line_bytes = options["line_bytes"].cast<uint32_t>();
+  p.prefix = options["prefix"].cast<uint64_t>();
   if (p.lds_banks == 0 || p.lds_banks > 128 || p.lds_bank_bytes == 0 || p.line_bytes == 0)
     throw Fault("the LDS banks (1 to 128), their width and the line size must be positive");
   for (auto g : options["workgroups"].cast<std::vector<std::vector<uint32_t>>>()) {
