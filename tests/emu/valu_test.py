@@ -445,6 +445,28 @@ class ValuTest(emutest.EmuTest):
                     np.testing.assert_array_equal(out[2].view(np.float32), table[b0].astype(np.float32))
                     np.testing.assert_array_equal(out[1].view(np.float32), table[b1].astype(np.float32))
 
+    def test_fp8_pack_into_the_high_word(self):
+        # The destination's op_sel bit is printed after the two sources' (op_sel:[0,0,1]): the
+        # pair goes to the high word, and the low word is kept.
+        vals = f32([1.0, -2.0, 0.5, 0.3, 3.0, -0.0078125, 12.0, 0.0] * 8)
+        vals2 = f32([-1.5, 100.0, 0.25, -7.0, 0.1, 2.5, -0.75, 224.0] * 8)
+        body = """
+  v_mov_b32 v10, 0x5a5a1234
+  v_cvt_pk_fp8_f32 v10, v1, v2 op_sel:[0,0,1]
+  v_mov_b32 v11, 0x5a5a1234
+  v_cvt_pk_bf8_f32 v11, v2, v1 op_sel:[0,0,1]
+"""
+        for arch, fnuz in (("gfx942", True), ("gfx950", False), ("gfx1201", False)):
+            with self.subTest(arch=arch):
+                wave = asm.WAVE[arch]
+                a, b = vals[:wave], vals2[:wave]
+                co = asm.assemble(arch, {"hi": (loads(arch, 2) + body, [10, 11])})
+                out = emutest.run_asm(arch, co, "hi", 2, inp=inputs(arch, a, b))
+                for row, kind, x, y in ((0, "fp8", a, b), (1, "bf8", b, a)):
+                    table = fp8_table(kind, fnuz)
+                    pair = np.array([encode_nearest(table, v) | encode_nearest(table, w) << 8 for v, w in zip(x, y)])
+                    np.testing.assert_array_equal(out[row], 0x1234 | pair.astype(np.uint32) << 16, err_msg=kind)
+
     def test_gfx942_forms(self):
         h = RNG.uniform(-4, 4, 128).astype(np.float16).view(np.uint32)
         body = """

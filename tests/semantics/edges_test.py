@@ -317,8 +317,8 @@ def test_integer_scalars_wrap_and_divide_by_zero_to_zero(monkeypatch, arch):
 
 
 @hk.kernel(grid=(1,))
-def int_tiles(a: hk.Tensor[hk.i32], b: hk.Tensor[hk.i32], n: hk.Tensor[hk.i8], o: hk.Tensor[hk.i32],
-              o8: hk.Tensor[hk.i8]):
+def int_tiles(a: hk.Tensor[hk.i32], b: hk.Tensor[hk.i32], n: hk.Tensor[hk.i8], m: hk.Tensor[hk.i8],
+              o: hk.Tensor[hk.i32], o8: hk.Tensor[hk.i8]):
     x, y = a[0, 0, 0, 0].load(hk.RT(hk.i32, 16, 16)), b[0, 0, 0, 0].load(hk.RT(hk.i32, 16, 16))
     o[0, 0, 0, 0] = x + y
     o[1, 0, 0, 0] = x * y
@@ -329,6 +329,10 @@ def int_tiles(a: hk.Tensor[hk.i32], b: hk.Tensor[hk.i32], n: hk.Tensor[hk.i8], o
     o8[0, 0, 0, 0] = v * 3
     o8[1, 0, 0, 0] = v - 2147483647             # computed in 32 bits (wrapping), then saturated
     o8[2, 0, 0, 0] = hk.math.abs(v)
+    w = m[0, 0, 0, 0].load(hk.RT(hk.i8, 16, 16))   # i8 + i8 saturates: 16-bit adds with clamp
+    o8[3, 0, 0, 0] = v + w
+    o8[4, 0, 0, 0] = v - w
+    o8[5, 0, 0, 0] = v + 127
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -338,14 +342,16 @@ def test_integer_tiles_wrap_i8_saturates_and_division_by_zero_is_zero(monkeypatc
     b = torch.randint(-3, 4, (16, 16), generator=g, dtype=torch.int64)
     a[0, :4], b[0, :4] = torch.tensor([INT_MIN, INT_MIN, 7, INT_MAX]), torch.tensor([-1, 0, 0, INT_MAX])
     n = torch.arange(-128, 128, dtype=torch.int64).reshape(16, 16)
-    make = lambda: (a.to(torch.int32), b.to(torch.int32), n.to(torch.int8), torch.zeros(5, 16, 16, dtype=torch.int32),
-                    torch.zeros(3, 16, 16, dtype=torch.int8))
+    m = n.t().contiguous()               # every pair from (-128, -128) to (127, 127), both ways
+    make = lambda: (a.to(torch.int32), b.to(torch.int32), n.to(torch.int8), m.to(torch.int8),
+                    torch.zeros(5, 16, 16, dtype=torch.int32), torch.zeros(6, 16, 16, dtype=torch.int8))
     results = run(monkeypatch, arch, int_tiles, make)
     w = lambda t: torch.tensor([[wrap(v) for v in row] for row in t.tolist()], dtype=torch.int32)
     q = torch.tensor([[c_div(x, y) for x, y in zip(r, s)] for r, s in zip(a.tolist(), b.tolist())], dtype=torch.int32)
-    check(results, 3, torch.stack([w(a + b), w(a * b), q, w(a - INT_MAX), w(-a)]))
+    check(results, 4, torch.stack([w(a + b), w(a * b), q, w(a - INT_MAX), w(-a)]))
     sat = lambda t: torch.clamp(t, -128, 127).to(torch.int8)
-    check(results, 4, torch.stack([sat(n * 3), sat(w(n - INT_MAX).long()), sat(n.abs())]))
+    check(results, 5, torch.stack([sat(n * 3), sat(w(n - INT_MAX).long()), sat(n.abs()), sat(n + m), sat(n - m),
+                                   sat(n + 127)]))
 
 
 def test_an_int_beyond_32_bits_is_refused_on_every_runner(monkeypatch):
