@@ -318,6 +318,57 @@ class ValuTest(emutest.EmuTest):
             q = (num / den).astype(np.float32)
         self.check("gfx1100", "div", body, 2, (num, den), [q])
 
+    def test_division_where_div_scale_scales(self):
+        # The branches of v_div_scale: a quotient near the largest float (the denominator is
+        # scaled up, v_div_fmas scales back by 2^64 / 2^128), a denormal quotient (the numerator
+        # scaled up, back by 2^-64 / 2^-128, rounding once), a denormal denominator or a tiny
+        # numerator (both scaled), and quotients beyond the range (infinity, through the NaN of
+        # the Newton steps) or below it (0, ties to even). clang's f32 and f64 sequences.
+        pairs32 = [(2.0 ** 100, 4.0), (2.0 ** 100, 3.0), (-2.0 ** 100, 3.0), (3e38, 1e-7), (1e-40, 3.0),
+                   (3e-39, 7.0), (1.0, 3e-39), (1e-40, 1e-41), (1e30, 1e-45), (7.0, 7.3e-40), (1.5, 1.4e-45),
+                   (1e-30, 3e30), (1.4e-45, 2.0), (4.2e-45, 2.0), (2.0 ** -126, 2.0 ** 100), (5.0, 0.1)]
+        num = f32(np.concatenate([[p[0] for p in pairs32], 2.0 ** RNG.uniform(-140, 127, 16)]))
+        den = f32(np.concatenate([[p[1] for p in pairs32], 2.0 ** RNG.uniform(-140, 127, 16)]))
+        body = """
+  v_div_scale_f32 v20, null, v2, v2, v1
+  v_div_scale_f32 v21, vcc_lo, v1, v2, v1
+  v_rcp_f32 v22, v20
+  v_fma_f32 v23, -v20, v22, 1.0
+  v_fmac_f32 v22, v23, v22
+  v_mul_f32 v23, v21, v22
+  v_fma_f32 v24, -v20, v23, v21
+  v_fmac_f32 v23, v24, v22
+  v_fma_f32 v21, -v20, v23, v21
+  v_div_fmas_f32 v21, v21, v22, v23
+  v_div_fixup_f32 v10, v21, v2, v1
+"""
+        with np.errstate(over="ignore", under="ignore"):
+            q = num / den
+        self.assertTrue(np.isinf(q).any() and (q == 0).any() and (np.abs(q) < 2.0 ** -126).any())
+        self.check("gfx1100", "div32", body, 2, (num, den), [q])
+
+        pairs64 = [(2.0 ** 1000, 3.0), (-2.0 ** 1000, 7.0), (1e-310, 3.0), (1e-300, 1e10), (1.0, 1e-310),
+                   (1e300, 1e-10), (5e-324, 2.0), (1.5e-323, 2.0), (1e-300, 1e300), (5.0, 0.1)]
+        a = np.concatenate([[p[0] for p in pairs64], 2.0 ** RNG.uniform(-1070, 1023, 22)])
+        b = np.concatenate([[p[1] for p in pairs64], 2.0 ** RNG.uniform(-1070, 1023, 22)])
+        body = """
+  v_div_scale_f64 v[20:21], null, v[3:4], v[3:4], v[1:2]
+  v_rcp_f64 v[22:23], v[20:21]
+  v_fma_f64 v[24:25], -v[20:21], v[22:23], 1.0
+  v_fma_f64 v[22:23], v[22:23], v[24:25], v[22:23]
+  v_fma_f64 v[24:25], -v[20:21], v[22:23], 1.0
+  v_fma_f64 v[22:23], v[22:23], v[24:25], v[22:23]
+  v_div_scale_f64 v[24:25], vcc_lo, v[1:2], v[3:4], v[1:2]
+  v_mul_f64 v[26:27], v[24:25], v[22:23]
+  v_fma_f64 v[20:21], -v[20:21], v[26:27], v[24:25]
+  v_div_fmas_f64 v[20:21], v[20:21], v[22:23], v[26:27]
+  v_div_fixup_f64 v[10:11], v[20:21], v[3:4], v[1:2]
+"""
+        with np.errstate(over="ignore", under="ignore"):
+            q = (a / b).view(np.uint64)
+        words = lambda x: [(x.view(np.uint64) >> s & 0xFFFFFFFF).astype(np.uint32) for s in (0, 32)]
+        self.check("gfx1100", "div64", body, 4, words(a) + words(b), [q & 0xFFFFFFFF, q >> 32])
+
     def test_f64(self):
         d1 = RNG.uniform(-5, 5, 32)
         d2 = RNG.uniform(-5, 5, 32)

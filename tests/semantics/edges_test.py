@@ -361,6 +361,33 @@ def test_an_int_beyond_32_bits_is_refused_on_every_runner(monkeypatch):
             SCALARS(torch.zeros(len(SCALAR_OPS), dtype=torch.int32), torch.zeros(2), 2 ** 31, 1, 0.0)
 
 
+# sqrt and division: correctly rounded ------------------------------------------------------------
+
+# Products of the dyadics the fuzzer draws (9.28125 = 2.75 * 3.375), inputs the compiled sqrt
+# scales first (below 2^-96), denormals, the largest float, and what has no square root.
+ROUNDING_EDGES = [9.28125, 2.0, 0.5, 3.0, 2.0 ** -100, 1e-30, 3e-39, 1e-45, 1e30, 3.4e38, 0.0, -0.0,
+                  math.inf, -1.0, math.nan, 7.0]
+
+
+@hk.kernel(grid=(1,))
+def rounded_ops(x: hk.Tensor[hk.fp32], y: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    a, b = x[0, 0, 0, 0].load(T), y[0, 0, 0, 0].load(T)
+    o[0, 0, 0, 0] = hk.math.sqrt(a)
+    o[1, 0, 0, 0] = a / b
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_sqrt_and_division_are_correctly_rounded(monkeypatch, arch):
+    g = torch.Generator().manual_seed(4)
+    dyadic = lambda: torch.randint(-31, 32, (16, 16), generator=g).float() / 8.0
+    x, y = (dyadic() * dyadic()).abs(), dyadic()
+    x[0], y[0] = torch.tensor(ROUNDING_EDGES), torch.tensor(ROUNDING_EDGES).flip(0)
+    results = run(monkeypatch, arch, rounded_ops, lambda: (x.clone(), y.clone(), torch.zeros(2, 16, 16)))
+    # In float64 and then rounded to fp32: one rounding's worth, as sqrt and / of fp32 are
+    # correctly rounded at double the precision.
+    check(results, 2, torch.stack([x.double().sqrt().float(), (x.double() / y.double()).float()]))
+
+
 # NaN in max and min --------------------------------------------------------------------------
 
 @hk.kernel(grid=(1,))
