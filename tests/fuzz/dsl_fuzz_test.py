@@ -1,9 +1,12 @@
 """A seeded few hundred programs of the DSL fuzzer (dsl_fuzz.py): every valid one agrees between
 the interpreter and the emulator on gfx1100 and gfx950, every invalid one ends in an hk error
-at the generated file's bad line."""
+at the generated file's bad line. And what the fuzzer counts: an instruction the emulator lacks
+is a finding of its own."""
 
 import os
 
+from hk.emu.errors import EmuError
+from hk.runtime import emu_launch
 from tests.fuzz import dsl_fuzz
 
 
@@ -18,3 +21,18 @@ def test_a_seeded_run_finds_nothing(tmp_path):
     assert invalid["located"] == 280
     assert len([k for k in invalid if k != "located"]) >= 40  # distinct mutations that ran
     assert len(os.listdir(tmp_path)) >= 300  # every program kept as a file
+
+
+def test_an_instruction_the_emulator_lacks_is_a_finding_and_valid_programs_are_as_many_as_asked(
+        tmp_path, monkeypatch):
+    # The emulator's own gap is counted as such and listed (not taken for hk refusing the
+    # program); 3 valid programs in batches of 2 are 3, not 4.
+    def lacks(*args, **kwargs):
+        raise EmuError("kernel k, pc 0x100 (v_foo_b16 v0.l, v1.l): the emulator does not implement v_foo_b16")
+
+    monkeypatch.setattr(emu_launch, "run", lacks)
+    valid, invalid, findings = dsl_fuzz.fuzz(count=6, seed=2026, valid_share=0.5, archs=["gfx1100"], batch=2,
+                                             out=str(tmp_path), report=lambda line: None)
+    assert valid["unsupported"] == 3 and valid["refused"] == 0
+    assert len(findings) == 3 and all("valid unsupported" in f and "v_foo_b16" in f for f in findings)
+    assert invalid["located"] == 3
