@@ -1,7 +1,8 @@
 """One semantics (docs/semantics.md): every edge computed by the interpreter and, compiled, by the
 emulator on gfx1100 and gfx950, compared bit for bit with each other and with the answer written
 out here: memory outside every side of every dimension, casts that saturate or meet NaN, integer
-overflow and division by zero, 32-bit scalars, float scalars rounded to fp32, NaN in max/min."""
+overflow and division by zero, 32-bit scalars, float scalars rounded to fp32, correctly rounded
+sqrt and division, hk.rand's draws rounded, NaN in max/min."""
 
 import math
 import struct
@@ -11,6 +12,7 @@ import torch
 
 import hk
 from hk.errors import LaunchError
+from hk.interp import philox
 
 ARCHS = ["gfx1100", "gfx950"]
 T = hk.RT(hk.fp32, 16, 16)
@@ -361,7 +363,7 @@ def test_an_int_beyond_32_bits_is_refused_on_every_runner(monkeypatch):
             SCALARS(torch.zeros(len(SCALAR_OPS), dtype=torch.int32), torch.zeros(2), 2 ** 31, 1, 0.0)
 
 
-# sqrt and division: correctly rounded ------------------------------------------------------------
+# Correctly rounded: sqrt, division, hk.rand's draws ----------------------------------------------
 
 # Products of the dyadics the fuzzer draws (9.28125 = 2.75 * 3.375), inputs the compiled sqrt
 # scales first (below 2^-96), denormals, the largest float, and what has no square root.
@@ -386,6 +388,22 @@ def test_sqrt_and_division_are_correctly_rounded(monkeypatch, arch):
     # In float64 and then rounded to fp32: one rounding's worth, as sqrt and / of fp32 are
     # correctly rounded at double the precision.
     check(results, 2, torch.stack([x.double().sqrt().float(), (x.double() / y.double()).float()]))
+
+
+@hk.kernel(grid=(1,))
+def rand_then_add(o: hk.Tensor[hk.fp32]):
+    offsets = hk.iota(hk.RT(hk.fp32, 32, 32), "col") + hk.iota(hk.RT(hk.fp32, 32, 32), "row") * 32
+    o[0, 0, 0, 0] = hk.rand(47, offsets) + 1.625     # each draw used once, as an fma could take it
+    o[1, 0, 0, 0] = hk.rand(61, offsets) - 1.25
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_draw_is_rounded_before_what_uses_it(monkeypatch, arch):
+    # hk.rand's value is tl.rand's, rounded: its scaling is not fused into an fma with the add
+    # after it (which moved 5% of the sums by an ulp).
+    results = run(monkeypatch, arch, rand_then_add, lambda: (torch.zeros(2, 32, 32),))
+    draw = lambda seed: philox.uniform(seed, torch.arange(32 * 32, dtype=torch.int32)).reshape(32, 32)
+    check(results, 0, torch.stack([draw(47) + 1.625, draw(61) - 1.25]))
 
 
 # NaN in max and min --------------------------------------------------------------------------
