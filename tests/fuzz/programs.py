@@ -404,6 +404,7 @@ class Generator:
         self.values[acc.name] = cur
         self.emit("%s = %s" % (acc.name, "%s + %s" % (acc.name, step.name) if op == "add" else
                                "hk.maximum(%s, %s)" % (acc.name, step.name)))
+        self.used.discard(acc.name)  # the loop's value must be read too, or its loads are dead
         self.indent -= 1
         del self.values[step.name]  # bound only inside the device loop
         return cur
@@ -426,6 +427,7 @@ class Generator:
         after = arith("mul", v, V("2.0", v.shape, "fp32", EXACT, 0, 2, 2), "fp32")
         after.name, after.shape = v.name, v.shape
         self.values[v.name] = after
+        self.used.discard(v.name)  # the branch's value must be read too, or its loads are dead
         return after
 
     def misc(self):
