@@ -40,9 +40,10 @@ object v5/v6 (block counts, group sizes, remainders, grid dims, ...) are filled 
 start with the SGPRs, EXEC and work-item ids the hardware gives them.
 
 What is modelled: SALU, SMEM, VALU (VOP1/2/3/3P, VOPD, DPP, SDWA, true16 and packed 16-bit,
-f16/bf16/fp8 conversions, transcendentals within the hardware's error), global/flat/scratch/
-buffer memory up to 128 bits, LDS incl. b128 and the cross-lane ops, WMMA (gfx11, gfx12) and
-single-block MFMA (gfx942, gfx950) with AGPRs, barriers, the wait counters of each family.
+integer clamp (saturation), f16/bf16/fp8 conversions, transcendentals within the hardware's
+error), global/flat/scratch/buffer memory up to 128 bits, LDS incl. b128 and the cross-lane ops,
+WMMA (gfx11, gfx12) and single-block MFMA (gfx942, gfx950) with AGPRs, barriers, the wait
+counters of each family.
 
 The f32 denormal mode of the kernel descriptor (flush inputs and/or outputs) is honoured by the
 f32 arithmetic.

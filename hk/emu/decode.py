@@ -120,6 +120,7 @@ class Decoded:
                   "sdwa_src1_sel": 6, "aux0": -1, "aux1": -1, "aux2": -1, "aux3": -1}
         self.dst, self.src = [], []
         self.note = ""
+        self.opsel_len = 0                       # entries of the printed op_sel list
 
     def row(self):
         r = [0] * len(FIELDS)
@@ -164,6 +165,7 @@ def _apply_modifier(d, tok, family):
             f["offset1"] = ops.parse_int(val)
         elif key == "op_sel":
             f["opsel"] = _bits_list(val)
+            d.opsel_len = len(val.strip("[]").split(","))
         elif key == "op_sel_hi":
             f["opsel_hi"] = _bits_list(val)
         elif key in ("neg_lo", "neg"):                     # neg: the MFMA f64 spelling
@@ -250,6 +252,15 @@ def _ndst(name, nops, family, flags):
     return 1
 
 
+def _destination_op_sel(d):
+    """VOP3 prints the destination's op_sel bit after the sources' (op_sel:[s0,s1,dst] with two
+    sources); the encoding, and the core, have it at bit 3 whatever the number of sources."""
+    n = len(d.src)
+    if 0 < n < 3 and d.opsel_len == n + 1:
+        bits = d.f["opsel"]
+        d.f["opsel"] = bits & ((1 << n) - 1) | (bits >> n & 1) << 3
+
+
 def decode_one(pc, size, mnemonic, rest, family, is_gfx9):
     """A Decoded for one (non-VOPD) instruction; op UNKNOWN when the core lacks it."""
     d = Decoded()
@@ -318,6 +329,7 @@ def decode_one(pc, size, mnemonic, rest, family, is_gfx9):
         d.src[1], d.src[2] = d.src[2], d.src[1]              # gfx9 order: address, compare, new
     if len(d.dst) > 2 or len(d.src) > 4:
         raise OperandError("too many operands")
+    _destination_op_sel(d)
     d.f["op"] = OPS.get(name, UNKNOWN)
     if d.f["op"] == UNKNOWN:
         d.note = "the emulator does not implement %s" % raw

@@ -18,6 +18,8 @@ ALIASES = {
     "s_memrealtime": "s_memtime", "s_addk_co_i32": "s_addk_i32", "s_getreg_b32": "s_getreg_b32",
     # VALU
     "v_add_u32": "v_add_nc_u32", "v_sub_u32": "v_sub_nc_u32", "v_subrev_u32": "v_subrev_nc_u32",
+    "v_add_i32": "v_add_nc_i32", "v_sub_i32": "v_sub_nc_i32", "v_add_i16": "v_add_nc_i16",
+    "v_sub_i16": "v_sub_nc_i16", "v_mad_legacy_u16": "v_mad_u16", "v_mad_legacy_i16": "v_mad_i16",
     "v_addc_co_u32": "v_add_co_ci_u32", "v_subb_co_u32": "v_sub_co_ci_u32",
     "v_subbrev_co_u32": "v_subrev_co_ci_u32", "v_add_u16": "v_add_nc_u16", "v_sub_u16": "v_sub_nc_u16",
     "v_madmk_f32": "v_mad_f32", "v_madak_f32": "v_mad_f32", "v_fmamk_f32": "v_fma_f32",

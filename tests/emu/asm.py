@@ -93,8 +93,9 @@ def kernel_source(arch, name, body, results, lds=0, scratch=0, block=256, frame=
     return "\n".join(text) + "\n" + "\n".join(kd) + "\n", meta
 
 
-def assemble(arch, kernels):
-    """Code object bytes for {name: (body, results, options)}; options may set lds, scratch, frame."""
+def assemble(arch, kernels, mattr=None):
+    """Code object bytes for {name: (body, results, options)}; options may set lds, scratch, frame.
+    `mattr`: llvm-mc's target features, such as "+real-true16" for gfx12's vN.l / vN.h syntax."""
     sources, metas = [], []
     for name, spec in kernels.items():
         body, results = spec[0], spec[1]
@@ -110,7 +111,8 @@ def assemble(arch, kernels):
         src, obj, co = (os.path.join(d, n) for n in ("k.s", "k.o", "k.co"))
         with open(src, "w") as f:
             f.write(text)
-        for cmd in ([FLAGS.llvm_mc, "-triple=amdgcn-amd-amdhsa", "-mcpu=" + arch, "-filetype=obj", "-o", obj, src],
+        mc = [FLAGS.llvm_mc, "-triple=amdgcn-amd-amdhsa", "-mcpu=" + arch] + (["-mattr=" + mattr] if mattr else [])
+        for cmd in (mc + ["-filetype=obj", "-o", obj, src],
                     [FLAGS.lld, "-shared", "-o", co, obj]):
             r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
             if r.returncode != 0:

@@ -258,6 +258,25 @@ class HazardTest(emutest.EmuTest):
         self.assertIn("of wave 0 is still writing", msg)
         self.assertIn("then meet this one at a barrier", msg)
 
+    def test_a_full_counter_stalls_the_issue(self):
+        # lgkmcnt is 4 bits on gfx9: the 16th LDS op in flight waits for the first at issue, so
+        # the first's result needs no wait (clang relies on it); the second's does. gfx11's
+        # lgkmcnt counts to 63, where the first of 16 is still in flight.
+        swizzles = "".join("  ds_swizzle_b32 v%d, v0 offset:swizzle(SWAP,8)\n" % (10 + k) for k in range(16))
+        reads = lambda reg: swizzles + "  v_mov_b32 v30, v%d\n  s_waitcnt lgkmcnt(0)\n" % reg
+        co9 = asm.assemble("gfx942", {"first": (reads(10), [30]), "second": (reads(11), [30])})
+        lane = np.arange(64)
+        for seed in (None, 1, 2, 3):
+            out = emutest.run_asm("gfx942", co9, "first", 1, random_order_seed=seed)
+            np.testing.assert_array_equal(out[0], lane ^ 8)               # SWAP,8 exchanges lanes l, l ^ 8
+        with self.assertRaises(hk.emu.HazardError) as cm:
+            emutest.run_asm("gfx942", co9, "second", 1)
+        self.assertIn("v11", str(cm.exception))
+        co11 = asm.assemble("gfx1100", {"first": (reads(10), [30])})
+        with self.assertRaises(hk.emu.HazardError) as cm:
+            emutest.run_asm("gfx1100", co11, "first", 1)
+        self.assertIn("v10", str(cm.exception))
+
     def test_gfx9_stores_count_on_vmcnt(self):
         # gfx9: a store issued after a load is younger on the one counter, so vmcnt(1) leaves
         # only the store in flight and the load's register is ready; gfx11 counts the store on

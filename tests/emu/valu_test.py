@@ -318,6 +318,57 @@ class ValuTest(emutest.EmuTest):
             q = (num / den).astype(np.float32)
         self.check("gfx1100", "div", body, 2, (num, den), [q])
 
+    def test_division_where_div_scale_scales(self):
+        # The branches of v_div_scale: a quotient near the largest float (the denominator is
+        # scaled up, v_div_fmas scales back by 2^64 / 2^128), a denormal quotient (the numerator
+        # scaled up, back by 2^-64 / 2^-128, rounding once), a denormal denominator or a tiny
+        # numerator (both scaled), and quotients beyond the range (infinity, through the NaN of
+        # the Newton steps) or below it (0, ties to even). clang's f32 and f64 sequences.
+        pairs32 = [(2.0 ** 100, 4.0), (2.0 ** 100, 3.0), (-2.0 ** 100, 3.0), (3e38, 1e-7), (1e-40, 3.0),
+                   (3e-39, 7.0), (1.0, 3e-39), (1e-40, 1e-41), (1e30, 1e-45), (7.0, 7.3e-40), (1.5, 1.4e-45),
+                   (1e-30, 3e30), (1.4e-45, 2.0), (4.2e-45, 2.0), (2.0 ** -126, 2.0 ** 100), (5.0, 0.1)]
+        num = f32(np.concatenate([[p[0] for p in pairs32], 2.0 ** RNG.uniform(-140, 127, 16)]))
+        den = f32(np.concatenate([[p[1] for p in pairs32], 2.0 ** RNG.uniform(-140, 127, 16)]))
+        body = """
+  v_div_scale_f32 v20, null, v2, v2, v1
+  v_div_scale_f32 v21, vcc_lo, v1, v2, v1
+  v_rcp_f32 v22, v20
+  v_fma_f32 v23, -v20, v22, 1.0
+  v_fmac_f32 v22, v23, v22
+  v_mul_f32 v23, v21, v22
+  v_fma_f32 v24, -v20, v23, v21
+  v_fmac_f32 v23, v24, v22
+  v_fma_f32 v21, -v20, v23, v21
+  v_div_fmas_f32 v21, v21, v22, v23
+  v_div_fixup_f32 v10, v21, v2, v1
+"""
+        with np.errstate(over="ignore", under="ignore"):
+            q = num / den
+        self.assertTrue(np.isinf(q).any() and (q == 0).any() and (np.abs(q) < 2.0 ** -126).any())
+        self.check("gfx1100", "div32", body, 2, (num, den), [q])
+
+        pairs64 = [(2.0 ** 1000, 3.0), (-2.0 ** 1000, 7.0), (1e-310, 3.0), (1e-300, 1e10), (1.0, 1e-310),
+                   (1e300, 1e-10), (5e-324, 2.0), (1.5e-323, 2.0), (1e-300, 1e300), (5.0, 0.1)]
+        a = np.concatenate([[p[0] for p in pairs64], 2.0 ** RNG.uniform(-1070, 1023, 22)])
+        b = np.concatenate([[p[1] for p in pairs64], 2.0 ** RNG.uniform(-1070, 1023, 22)])
+        body = """
+  v_div_scale_f64 v[20:21], null, v[3:4], v[3:4], v[1:2]
+  v_rcp_f64 v[22:23], v[20:21]
+  v_fma_f64 v[24:25], -v[20:21], v[22:23], 1.0
+  v_fma_f64 v[22:23], v[22:23], v[24:25], v[22:23]
+  v_fma_f64 v[24:25], -v[20:21], v[22:23], 1.0
+  v_fma_f64 v[22:23], v[22:23], v[24:25], v[22:23]
+  v_div_scale_f64 v[24:25], vcc_lo, v[1:2], v[3:4], v[1:2]
+  v_mul_f64 v[26:27], v[24:25], v[22:23]
+  v_fma_f64 v[20:21], -v[20:21], v[26:27], v[24:25]
+  v_div_fmas_f64 v[20:21], v[20:21], v[22:23], v[26:27]
+  v_div_fixup_f64 v[10:11], v[20:21], v[3:4], v[1:2]
+"""
+        with np.errstate(over="ignore", under="ignore"):
+            q = (a / b).view(np.uint64)
+        words = lambda x: [(x.view(np.uint64) >> s & 0xFFFFFFFF).astype(np.uint32) for s in (0, 32)]
+        self.check("gfx1100", "div64", body, 4, words(a) + words(b), [q & 0xFFFFFFFF, q >> 32])
+
     def test_f64(self):
         d1 = RNG.uniform(-5, 5, 32)
         d2 = RNG.uniform(-5, 5, 32)
@@ -444,6 +495,28 @@ class ValuTest(emutest.EmuTest):
                     np.testing.assert_array_equal(out[0] & 0xFFFF, b0 | b1 << 8)
                     np.testing.assert_array_equal(out[2].view(np.float32), table[b0].astype(np.float32))
                     np.testing.assert_array_equal(out[1].view(np.float32), table[b1].astype(np.float32))
+
+    def test_fp8_pack_into_the_high_word(self):
+        # The destination's op_sel bit is printed after the two sources' (op_sel:[0,0,1]): the
+        # pair goes to the high word, and the low word is kept.
+        vals = f32([1.0, -2.0, 0.5, 0.3, 3.0, -0.0078125, 12.0, 0.0] * 8)
+        vals2 = f32([-1.5, 100.0, 0.25, -7.0, 0.1, 2.5, -0.75, 224.0] * 8)
+        body = """
+  v_mov_b32 v10, 0x5a5a1234
+  v_cvt_pk_fp8_f32 v10, v1, v2 op_sel:[0,0,1]
+  v_mov_b32 v11, 0x5a5a1234
+  v_cvt_pk_bf8_f32 v11, v2, v1 op_sel:[0,0,1]
+"""
+        for arch, fnuz in (("gfx942", True), ("gfx950", False), ("gfx1201", False)):
+            with self.subTest(arch=arch):
+                wave = asm.WAVE[arch]
+                a, b = vals[:wave], vals2[:wave]
+                co = asm.assemble(arch, {"hi": (loads(arch, 2) + body, [10, 11])})
+                out = emutest.run_asm(arch, co, "hi", 2, inp=inputs(arch, a, b))
+                for row, kind, x, y in ((0, "fp8", a, b), (1, "bf8", b, a)):
+                    table = fp8_table(kind, fnuz)
+                    pair = np.array([encode_nearest(table, v) | encode_nearest(table, w) << 8 for v, w in zip(x, y)])
+                    np.testing.assert_array_equal(out[row], 0x1234 | pair.astype(np.uint32) << 16, err_msg=kind)
 
     def test_gfx942_forms(self):
         h = RNG.uniform(-4, 4, 128).astype(np.float16).view(np.uint32)

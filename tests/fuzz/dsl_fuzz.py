@@ -28,7 +28,7 @@ flags.DEFINE_list("archs", ["gfx1100", "gfx950"], "architectures the emulator ru
 flags.DEFINE_integer("batch", 40, "valid programs per compile")
 flags.DEFINE_string("out", None, "directory for the programs (default: a new temporary one)")
 
-FAILURES_VALID = ("disagree", "crash")
+FAILURES_VALID = ("disagree", "crash", "unsupported")
 # What hk may refuse in a valid program: the register budgets it checks, at trace and at build.
 BUDGETS = ("register tiles live here need", "a spilling kernel is never returned")
 
@@ -46,7 +46,7 @@ def fuzz(count, seed, valid_share, archs, batch, out, report=print):
     valid, invalid = collections.Counter(), collections.Counter()
     seeds = [rng.randrange(1 << 30) for _ in range(count)]
     for start in range(0, n_valid, batch):
-        group = [programs.generate(s) for s in seeds[start:start + batch]]
+        group = [programs.generate(s) for s in seeds[start:min(start + batch, n_valid)]]
         for o in harness.run_valid(group, out, archs):
             valid[o.status] += 1
             valid["writing"] += o.written > 0

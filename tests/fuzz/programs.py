@@ -443,6 +443,7 @@ class Generator:
         self.values[acc.name] = cur
         self.emit("%s = %s" % (acc.name, "%s + %s" % (acc.name, step.name) if op == "add" else
                                "hk.maximum(%s, %s)" % (acc.name, step.name)))
+        self.used.discard(acc.name)  # the loop's value must be read too, or its loads are dead
         self.indent -= 1
         del self.values[step.name]  # bound only inside the device loop
         return cur

@@ -1,7 +1,8 @@
 """One semantics (docs/semantics.md): every edge computed by the interpreter and, compiled, by the
 emulator on gfx1100 and gfx950, compared bit for bit with each other and with the answer written
 out here: memory outside every side of every dimension, casts that saturate or meet NaN, integer
-overflow and division by zero, 32-bit scalars, float scalars rounded to fp32, NaN in max/min."""
+overflow and division by zero, 32-bit scalars, float scalars rounded to fp32, correctly rounded
+sqrt and division, hk.rand's draws rounded, NaN in max/min."""
 
 import math
 import struct
@@ -11,6 +12,7 @@ import torch
 
 import hk
 from hk.errors import LaunchError
+from hk.interp import philox
 
 ARCHS = ["gfx1100", "gfx950"]
 T = hk.RT(hk.fp32, 16, 16)
@@ -317,8 +319,8 @@ def test_integer_scalars_wrap_and_divide_by_zero_to_zero(monkeypatch, arch):
 
 
 @hk.kernel(grid=(1,))
-def int_tiles(a: hk.Tensor[hk.i32], b: hk.Tensor[hk.i32], n: hk.Tensor[hk.i8], o: hk.Tensor[hk.i32],
-              o8: hk.Tensor[hk.i8]):
+def int_tiles(a: hk.Tensor[hk.i32], b: hk.Tensor[hk.i32], n: hk.Tensor[hk.i8], m: hk.Tensor[hk.i8],
+              o: hk.Tensor[hk.i32], o8: hk.Tensor[hk.i8]):
     x, y = a[0, 0, 0, 0].load(hk.RT(hk.i32, 16, 16)), b[0, 0, 0, 0].load(hk.RT(hk.i32, 16, 16))
     o[0, 0, 0, 0] = x + y
     o[1, 0, 0, 0] = x * y
@@ -329,6 +331,10 @@ def int_tiles(a: hk.Tensor[hk.i32], b: hk.Tensor[hk.i32], n: hk.Tensor[hk.i8], o
     o8[0, 0, 0, 0] = v * 3
     o8[1, 0, 0, 0] = v - 2147483647             # computed in 32 bits (wrapping), then saturated
     o8[2, 0, 0, 0] = hk.math.abs(v)
+    w = m[0, 0, 0, 0].load(hk.RT(hk.i8, 16, 16))   # i8 + i8 saturates: 16-bit adds with clamp
+    o8[3, 0, 0, 0] = v + w
+    o8[4, 0, 0, 0] = v - w
+    o8[5, 0, 0, 0] = v + 127
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -338,14 +344,16 @@ def test_integer_tiles_wrap_i8_saturates_and_division_by_zero_is_zero(monkeypatc
     b = torch.randint(-3, 4, (16, 16), generator=g, dtype=torch.int64)
     a[0, :4], b[0, :4] = torch.tensor([INT_MIN, INT_MIN, 7, INT_MAX]), torch.tensor([-1, 0, 0, INT_MAX])
     n = torch.arange(-128, 128, dtype=torch.int64).reshape(16, 16)
-    make = lambda: (a.to(torch.int32), b.to(torch.int32), n.to(torch.int8), torch.zeros(5, 16, 16, dtype=torch.int32),
-                    torch.zeros(3, 16, 16, dtype=torch.int8))
+    m = n.t().contiguous()               # every pair from (-128, -128) to (127, 127), both ways
+    make = lambda: (a.to(torch.int32), b.to(torch.int32), n.to(torch.int8), m.to(torch.int8),
+                    torch.zeros(5, 16, 16, dtype=torch.int32), torch.zeros(6, 16, 16, dtype=torch.int8))
     results = run(monkeypatch, arch, int_tiles, make)
     w = lambda t: torch.tensor([[wrap(v) for v in row] for row in t.tolist()], dtype=torch.int32)
     q = torch.tensor([[c_div(x, y) for x, y in zip(r, s)] for r, s in zip(a.tolist(), b.tolist())], dtype=torch.int32)
-    check(results, 3, torch.stack([w(a + b), w(a * b), q, w(a - INT_MAX), w(-a)]))
+    check(results, 4, torch.stack([w(a + b), w(a * b), q, w(a - INT_MAX), w(-a)]))
     sat = lambda t: torch.clamp(t, -128, 127).to(torch.int8)
-    check(results, 4, torch.stack([sat(n * 3), sat(w(n - INT_MAX).long()), sat(n.abs())]))
+    check(results, 5, torch.stack([sat(n * 3), sat(w(n - INT_MAX).long()), sat(n.abs()), sat(n + m), sat(n - m),
+                                   sat(n + 127)]))
 
 
 def test_an_int_beyond_32_bits_is_refused_on_every_runner(monkeypatch):
@@ -353,6 +361,49 @@ def test_an_int_beyond_32_bits_is_refused_on_every_runner(monkeypatch):
         monkeypatch.setenv("HK_DEVICE", device)
         with pytest.raises(LaunchError, match="does not fit the kernel's 32-bit int"):
             SCALARS(torch.zeros(len(SCALAR_OPS), dtype=torch.int32), torch.zeros(2), 2 ** 31, 1, 0.0)
+
+
+# Correctly rounded: sqrt, division, hk.rand's draws ----------------------------------------------
+
+# Products of the dyadics the fuzzer draws (9.28125 = 2.75 * 3.375), inputs the compiled sqrt
+# scales first (below 2^-96), denormals, the largest float, and what has no square root.
+ROUNDING_EDGES = [9.28125, 2.0, 0.5, 3.0, 2.0 ** -100, 1e-30, 3e-39, 1e-45, 1e30, 3.4e38, 0.0, -0.0,
+                  math.inf, -1.0, math.nan, 7.0]
+
+
+@hk.kernel(grid=(1,))
+def rounded_ops(x: hk.Tensor[hk.fp32], y: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32]):
+    a, b = x[0, 0, 0, 0].load(T), y[0, 0, 0, 0].load(T)
+    o[0, 0, 0, 0] = hk.math.sqrt(a)
+    o[1, 0, 0, 0] = a / b
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_sqrt_and_division_are_correctly_rounded(monkeypatch, arch):
+    g = torch.Generator().manual_seed(4)
+    dyadic = lambda: torch.randint(-31, 32, (16, 16), generator=g).float() / 8.0
+    x, y = (dyadic() * dyadic()).abs(), dyadic()
+    x[0], y[0] = torch.tensor(ROUNDING_EDGES), torch.tensor(ROUNDING_EDGES).flip(0)
+    results = run(monkeypatch, arch, rounded_ops, lambda: (x.clone(), y.clone(), torch.zeros(2, 16, 16)))
+    # In float64 and then rounded to fp32: one rounding's worth, as sqrt and / of fp32 are
+    # correctly rounded at double the precision.
+    check(results, 2, torch.stack([x.double().sqrt().float(), (x.double() / y.double()).float()]))
+
+
+@hk.kernel(grid=(1,))
+def rand_then_add(o: hk.Tensor[hk.fp32]):
+    offsets = hk.iota(hk.RT(hk.fp32, 32, 32), "col") + hk.iota(hk.RT(hk.fp32, 32, 32), "row") * 32
+    o[0, 0, 0, 0] = hk.rand(47, offsets) + 1.625     # each draw used once, as an fma could take it
+    o[1, 0, 0, 0] = hk.rand(61, offsets) - 1.25
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_a_draw_is_rounded_before_what_uses_it(monkeypatch, arch):
+    # hk.rand's value is tl.rand's, rounded: its scaling is not fused into an fma with the add
+    # after it (which moved 5% of the sums by an ulp).
+    results = run(monkeypatch, arch, rand_then_add, lambda: (torch.zeros(2, 32, 32),))
+    draw = lambda seed: philox.uniform(seed, torch.arange(32 * 32, dtype=torch.int32)).reshape(32, 32)
+    check(results, 0, torch.stack([draw(47) + 1.625, draw(61) - 1.25]))
 
 
 # NaN in max and min --------------------------------------------------------------------------

@@ -6,14 +6,12 @@ where the semantics leave room (the sign of a zero from max/min/relu; pow within
 
 The table's kernels (the cases of one pair of kinds and dtype, in parts: operator_kernels.py)
 are compiled in BATCHES code objects per architecture (a clang run each, at once) and each run
-once per runner; a case checks its slots. Where the emulator lacks an instruction the compiled
-code uses, the cases of that kernel are skipped on it, saying which.
+once per runner; a case checks its slots. An instruction the emulator lacks fails the cases of
+its kernel.
 """
 
-import collections
 import concurrent.futures
 import functools
-import math
 import os
 
 import pytest
@@ -71,7 +69,7 @@ class Runs:
 
     @functools.lru_cache(maxsize=None)
     def results(self, group_name, runner):
-        """The group's arguments after its launches on `runner`, or an Unsupported."""
+        """The group's arguments after its launches on `runner`."""
         group = next(g for g in GROUPS if g.name == group_name)
         args = group.arguments()
         for launch in range(group.launches):
@@ -80,41 +78,8 @@ class Runs:
                 harness.run_interp(self.kernels[group.name].trace("gfx1100"), (1, 1, 1), call)
                 continue
             traced, path, metas = self.compiled(runner.split("-")[1])[group.name]
-            try:
-                harness.run_compiled(traced, path, metas, (1, 1, 1), call)
-            except HKError as e:
-                if harness.UNSUPPORTED not in str(e):
-                    raise
-                return Unsupported(str(e).split("\n")[0])
+            harness.run_compiled(traced, path, metas, (1, 1, 1), call)
         return args
-
-
-class Unsupported(str):
-    """A run the emulator cannot finish: the compiled code uses an instruction it lacks."""
-
-
-# Where the emulator is known to differ from the hardware: the rows (operators) and runners it
-# touches, and which operands (in the compute type) it gets wrong. Those elements are left out;
-# test_known_emulator_gaps_are_still_there fails once a gap is gone.
-Gap = collections.namedtuple("Gap", "what runners fns wrong")
-
-
-def _scaled_division(a, b):
-    """fp32 division where v_div_scale scales an operand by 2**64 (a quotient beyond 2**95 or
-    below the normal range): the emulator's v_div_fmas_f32 scales back by 2**32, as the ISA
-    document's pseudocode says, and the quotient comes out 2**32 off."""
-    if not all(isinstance(x, float) and math.isfinite(x) and x != 0 for x in (a, b)):
-        return False
-    q = abs(a / b)
-    return q >= 2.0 ** 95 or q < 2.0 ** -125
-
-
-EMULATOR_GAPS = [Gap("fp32 division scaled by v_div_scale", ("emu-gfx1100", "emu-gfx950"), ("div",),
-                     _scaled_division)]
-
-
-def _gaps(runner, case):
-    return [gap for gap in EMULATOR_GAPS if runner in gap.runners and case.row.fn in gap.fns]
 
 
 def _ulp(x, dtype):
@@ -147,16 +112,11 @@ def mismatches(got, want, row, dtype):
 def test_operator(runs, runner, case):
     group = GROUP_OF[case.id]
     args = runs.results(group.name, runner)
-    if isinstance(args, Unsupported):
-        pytest.skip(args)
     pairs = group.operand_pairs()
     problems = []
-    gaps = _gaps(runner, case)
     for slot in [s for s in group.slots if s.case is case]:
         got, want = group.result(args, slot), operator_kernels.expected(group, slot)
         bad = mismatches(got, want, case.row, slot.out)
-        if gaps:
-            bad = [i for i in bad if not any(g.wrong(*_operands(slot, _at(pairs, i))) for g in gaps)]
         for index in bad[:4]:
             operands = _operands(slot, _at(pairs, index))
             problems.append("%s: %s on %s gives %r, expected %r" % (
@@ -177,19 +137,6 @@ def _operands(slot, pair):
     if number is not None and slot.case.dtype in FLOATS:
         number = operator_table.f32(float(number))
     return [number if x is None else x for x in pair]
-
-
-@pytest.mark.xfail(strict=True, reason="the emulator's v_div_fmas_f32 scales by 2**32 (EMULATOR_GAPS)")
-@pytest.mark.parametrize("runner", ["emu-gfx1100", "emu-gfx950"])
-def test_known_emulator_gaps_are_still_there(runs, runner):
-    # The largest float over 1 (2**96 on the emulator) and 1 over it (2**-32): when these come
-    # out right, the gap is gone; remove it from EMULATOR_GAPS.
-    case = next(c for c in CASES if c.id == "div-tile+tile-fp32")
-    group = GROUP_OF[case.id]
-    got = group.result(runs.results(group.name, runner), next(s for s in group.slots if s.case is case))
-    big = operator_table.VALUES["fp32"].index(3.4028234663852886e38)
-    one = operator_table.VALUES["fp32"].index(1.0)
-    assert got[big, one].item() == 3.4028234663852886e38 and got[one, big].item() == 2.0 ** -128
 
 
 def test_the_table_covers_every_documented_operator():

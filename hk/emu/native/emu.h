@@ -239,6 +239,7 @@ void register_salu(Registry&);
 void register_sopp(Registry&);
 void register_valu(Registry&);
 void register_valu16(Registry&);
+void register_int16(Registry&);
 void register_lanes(Registry&);
 void register_vcmp(Registry&);
 void register_vmem(Registry&);

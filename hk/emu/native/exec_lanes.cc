@@ -136,26 +136,30 @@ H(v_div_scale_f64) {
 static inline uint64_t vcc_mask(Wave& w) {
   return w.wsize == 32 ? w.s[R_VCC_LO] : (w.s[R_VCC_LO] | (uint64_t(w.s[R_VCC_HI]) << 32));
 }
+// With VCC (div_scale scaled one operand), the fma undoes the scaling: by 2^64 (f32; 2^128 for
+// f64) when the quotient estimate S2 is large (the denominator was scaled up), by 2^-64 when it
+// is small (the numerator was, for a denormal quotient). The ISA's pseudocode says 2^32 and 2^64
+// whatever S2; that gives quotients off by 2^32 (2^96 for denormal ones). The fma is exact in
+// 113 bits and scaled there, so a denormal result rounds once.
+template <class T>
+static T fmas(T a, T b, T c, bool scale) {
+  const __float128 r = __float128(a) * __float128(b) + __float128(c);
+  if (!scale) return T(r);
+  const __float128 k = std::ldexp(1.0, sizeof(T) == 4 ? 64 : 128);
+  return T(std::ilogb(c) > 0 ? r * k : r / k);      // S2's exponent field above the bias: |S2| >= 2
+}
 H(v_div_fmas_f32) {
   uint32_t A[LANES], B[LANES], C[LANES], R[LANES];
   f32src(m, w, in, 0, A); f32src(m, w, in, 1, B); f32src(m, w, in, 2, C);
   uint64_t vcc = vcc_mask(w);
-  LOOP {
-    float r = std::fma(bf(A[l]), bf(B[l]), bf(C[l]));
-    if ((vcc >> l) & 1) r = float(std::ldexp(double(std::fma(double(bf(A[l])), double(bf(B[l])), double(bf(C[l])))), 32));
-    R[l] = fo(m, fpost(in, r));
-  }
+  LOOP R[l] = fo(m, fpost(in, fmas(bf(A[l]), bf(B[l]), bf(C[l]), (vcc >> l) & 1)));
   write32(m, w, in, R);
 }
 H(v_div_fmas_f64) {
   uint64_t A[LANES], B[LANES], C[LANES], R[LANES];
   f64src(m, w, in, 0, A); f64src(m, w, in, 1, B); f64src(m, w, in, 2, C);
   uint64_t vcc = vcc_mask(w);
-  LOOP {
-    double r = std::fma(bd(A[l]), bd(B[l]), bd(C[l]));
-    if ((vcc >> l) & 1) r = std::ldexp(r, 64);
-    R[l] = db(fpost64(in, r));
-  }
+  LOOP R[l] = db(fpost64(in, fmas(bd(A[l]), bd(B[l]), bd(C[l]), (vcc >> l) & 1)));
   write64(m, w, in, R);
 }
 template <class T>
@@ -169,6 +173,8 @@ static T fixup(T s0, T s1, T s2, int e1, int e2, int emax, int under, T maxv) {
   if (std::isinf(s1) || s2 == 0) return sign ? T(-0.0) : T(0.0);
   if (e2 - e1 < under) return sign ? T(-0.0) : T(0.0);           // underflow, rounding to nearest
   if (e1 == emax) return sign ? -INFINITY : INFINITY;            // overflow, rounding to nearest
+  // A quotient beyond the range overflows inside the Newton steps (inf - inf): infinity.
+  if (std::isnan(s0)) return sign ? -INFINITY : INFINITY;
   return sign ? -std::fabs(s0) : std::fabs(s0);
 }
 H(v_div_fixup_f32) {

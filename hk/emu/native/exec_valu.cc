@@ -231,6 +231,15 @@ static inline bool clamped(const Inst& in) { return in.flags & F_CLAMP; }
 VI2(v_add_nc_u32, clamped(in) && uint64_t(a) + b > 0xffffffffu ? 0xffffffffu : a + b)
 VI2(v_sub_nc_u32, clamped(in) && b > a ? 0u : a - b)
 VI2(v_subrev_nc_u32, clamped(in) && a > b ? 0u : b - a)
+// The signed forms saturate to the i32 range under clamp (clang's llvm.sadd.sat / ssub.sat).
+static inline uint32_t i32_sat(const Inst& in, int64_t r) {
+  return uint32_t(clamped(in) ? std::clamp<int64_t>(r, INT32_MIN, INT32_MAX) : r);
+}
+static inline uint32_t u32_sat(const Inst& in, int64_t r) {
+  return uint32_t(clamped(in) ? std::clamp<int64_t>(r, 0, UINT32_MAX) : r);
+}
+VI2(v_add_nc_i32, i32_sat(in, int64_t(I(a)) + I(b)))
+VI2(v_sub_nc_i32, i32_sat(in, int64_t(I(a)) - I(b)))
 VI2(v_mul_lo_u32, a * b)
 VI2(v_mul_hi_u32, (uint64_t(a) * b) >> 32)
 VI2(v_mul_hi_i32, uint64_t(int64_t(I(a)) * I(b)) >> 32)
@@ -253,7 +262,6 @@ VI2(v_bfm_b32, ((1u << (a & 31)) - 1) << (b & 31))
 VI2(v_bcnt_u32_b32, __builtin_popcount(a) + b)
 VI3(v_mad_u32_u24, (a & 0xffffff) * (b & 0xffffff) + c)
 VI3(v_mad_i32_i24, int64_t(int32_t(a << 8) >> 8) * (int32_t(b << 8) >> 8) + I(c))
-VI3(v_mad_u32_u16, (a & 0xffff) * (b & 0xffff) + c)
 VI3(v_min3_i32, std::min(std::min(I(a), I(b)), I(c)))
 VI3(v_max3_i32, std::max(std::max(I(a), I(b)), I(c)))
 VI3(v_med3_i32, med3<int32_t>(I(a), I(b), I(c)))
@@ -278,7 +286,7 @@ VI3(v_bfi_b32, (a & b) | (~a & c))
 VI3(v_alignbit_b32, uint32_t(((uint64_t(a) << 32) | b) >> (c & 31)))
 VI3(v_alignbyte_b32, uint32_t(((uint64_t(a) << 32) | b) >> (8 * (c & 3))))
 VI3(v_perm_b32, perm(a, b, c))
-VI3(v_sad_u32, (a > b ? a - b : b - a) + c)
+VI3(v_sad_u32, u32_sat(in, int64_t(a > b ? a - b : b - a) + c))
 
 // v_bitop3: each result bit is bit (S0 << 2 | S1 << 1 | S2) of the 8-bit truth table in aux[0].
 static inline uint32_t bitop3(uint32_t a, uint32_t b, uint32_t c, uint32_t t) {
@@ -462,10 +470,11 @@ void register_valu(Registry& r) {
   R(v_frexp_exp_i32_f32) R(v_fmac_f32) R(v_mac_f32) R(v_s_exp_f32) R(v_s_log_f32) R(v_s_rcp_f32)
   R(v_s_rsq_f32) R(v_s_sqrt_f32)
   R(v_mov_b32) R(v_not_b32) R(v_bfrev_b32) R(v_ffbh_u32) R(v_ffbl_b32) R(v_ffbh_i32) R(v_add_nc_u32)
-  R(v_sub_nc_u32) R(v_subrev_nc_u32) R(v_mul_lo_u32) R(v_mul_hi_u32) R(v_mul_hi_i32) R(v_mul_u32_u24)
-  R(v_mul_hi_u32_u24) R(v_mul_i32_i24) R(v_mul_hi_i32_i24) R(v_min_i32) R(v_max_i32) R(v_min_u32)
+  R(v_sub_nc_u32) R(v_subrev_nc_u32) R(v_add_nc_i32) R(v_sub_nc_i32) R(v_mul_lo_u32) R(v_mul_hi_u32)
+  R(v_mul_hi_i32) R(v_mul_u32_u24) R(v_mul_hi_u32_u24) R(v_mul_i32_i24) R(v_mul_hi_i32_i24) R(v_min_i32)
+  R(v_max_i32) R(v_min_u32)
   R(v_max_u32) R(v_and_b32) R(v_or_b32) R(v_xor_b32) R(v_xnor_b32) R(v_lshlrev_b32) R(v_lshrrev_b32)
-  R(v_ashrrev_i32) R(v_bfm_b32) R(v_bcnt_u32_b32) R(v_mad_u32_u24) R(v_mad_i32_i24) R(v_mad_u32_u16)
+  R(v_ashrrev_i32) R(v_bfm_b32) R(v_bcnt_u32_b32) R(v_mad_u32_u24) R(v_mad_i32_i24)
   R(v_min3_i32) R(v_max3_i32) R(v_med3_i32) R(v_min3_u32) R(v_max3_u32) R(v_med3_u32) R(v_or3_b32)
   R(v_xor3_b32) R(v_and_or_b32) R(v_xad_u32) R(v_lshl_or_b32) R(v_lshl_add_u32) R(v_add_lshl_u32)
   R(v_add3_u32) R(v_bfe_u32) R(v_bfe_i32) R(v_bfi_b32) R(v_alignbit_b32) R(v_alignbyte_b32)

@@ -1,5 +1,6 @@
-// VALU: 16-bit float and integer operations (true16 halves and op_sel), packed VOP3P math,
-// mixed-precision FMA, dot products, and the conversions between f32, f16, bf16 and fp8.
+// VALU: 16-bit float operations (true16 halves and op_sel), packed VOP3P float math,
+// mixed-precision FMA, dot products, and the conversions between f32, f16, bf16, fp8 and the
+// integers. The 16-bit integer operations are in exec_int16.cc.
 #include <algorithm>
 #include <cmath>
 
@@ -19,11 +20,6 @@ static inline float H2F(uint32_t x) { return h2f(uint16_t(x)); }
 #define VH3(NAME, EXPR) H(NAME) { uint32_t A[LANES], B[LANES], C[LANES], R[LANES]; \
   fetch16(m, w, in, 0, A, true); fetch16(m, w, in, 1, B, true); fetch16(m, w, in, 2, C, true); \
   LOOP { float a = H2F(A[l]), b = H2F(B[l]), c = H2F(C[l]); R[l] = f2h(fpost(in, (EXPR))); } write16(m, w, in, R); }
-#define VS2(NAME, EXPR) H(NAME) { uint32_t A[LANES], B[LANES], R[LANES]; fetch16(m, w, in, 0, A, false); \
-  fetch16(m, w, in, 1, B, false); LOOP { uint32_t a = A[l], b = B[l]; R[l] = uint32_t(EXPR) & 0xffff; } \
-  write16(m, w, in, R); }
-#define VS1(NAME, EXPR) H(NAME) { uint32_t A[LANES], R[LANES]; fetch16(m, w, in, 0, A, false); \
-  LOOP { uint32_t a = A[l]; R[l] = uint32_t(EXPR) & 0xffff; } write16(m, w, in, R); }
 
 static inline int16_t S16(uint32_t x) { return int16_t(uint16_t(x)); }
 // An f16 fma rounds once: the f32 fma of f16 inputs is exact enough except for double rounding,
@@ -69,21 +65,6 @@ H(v_fmac_f16) {
   LOOP R[l] = f2h(fpost(in, fmah(H2F(A[l]), H2F(B[l]), H2F(hi ? D[l] >> 16 : D[l]))));
   write16(m, w, in, R);
 }
-VS1(v_mov_b16, a)
-VS1(v_not_b16, ~a)
-VS2(v_add_nc_u16, a + b)
-VS2(v_sub_nc_u16, a - b)
-VS2(v_mul_lo_u16, a * b)
-VS2(v_lshlrev_b16, b << (a & 15))
-VS2(v_lshrrev_b16, (b & 0xffff) >> (a & 15))
-VS2(v_ashrrev_i16, S16(b) >> (a & 15))
-VS2(v_max_u16, std::max(a & 0xffff, b & 0xffff))
-VS2(v_min_u16, std::min(a & 0xffff, b & 0xffff))
-VS2(v_max_i16, std::max(S16(a), S16(b)))
-VS2(v_min_i16, std::min(S16(a), S16(b)))
-VS2(v_and_b16, a & b)
-VS2(v_or_b16, a | b)
-VS2(v_xor_b16, a ^ b)
 
 static inline int32_t sat_i16(float f) { return std::isnan(f) ? 0 : int32_t(std::max(-32768.0f, std::min(32767.0f, std::trunc(f)))); }
 static inline int32_t sat_u16(float f) { return std::isnan(f) ? 0 : int32_t(std::max(0.0f, std::min(65535.0f, std::trunc(f)))); }
@@ -199,21 +180,7 @@ static void cvt_pk_f8_f32(Machine& m, Wave& w, const Inst& in) {
 H(v_cvt_pk_fp8_f32) { cvt_pk_f8_f32<false>(m, w, in); }
 H(v_cvt_pk_bf8_f32) { cvt_pk_f8_f32<true>(m, w, in); }
 
-// ---- packed (VOP3P) 16-bit ----
-// Half h of source i: op_sel (h=0) / op_sel_hi (h=1) picks which 16 bits; neg_lo/neg_hi negate.
-static inline uint32_t pkh(const Inst& in, int i, uint32_t raw, int h, bool fl) {
-  bool sel = h ? ((in.opsel_hi >> i) & 1) : ((in.opsel >> i) & 1);
-  uint32_t x = sel ? raw >> 16 : raw & 0xffff;
-  if (fl && (((h ? in.neg_hi : in.neg_lo) >> i) & 1)) x ^= 0x8000;
-  return x;
-}
-// Packed inline constants: a float one is its f16 value in the low half and 0 in the high half;
-// an integer one (-16..64) is its sign-extended 32-bit value, so -1 is -1 in both halves.
-static inline void pkraw(Machine& m, Wave& w, const Inst& in, int i, uint32_t* x) {
-  const Opnd& o = in.s[i];
-  if (o.kind == K_INL) { uint32_t c = (o.mods & M_FLT) ? o.imm16 : o.imm32; LOOP x[l] = c; return; }
-  fetch32(m, w, in, i, x);
-}
+// ---- packed (VOP3P) f16 (operands.h: pkh, pkraw) ----
 #define PKF(NAME, NS, EXPR) H(NAME) { uint32_t S[3][LANES], R[LANES]; \
   for (int i = 0; i < NS; ++i) pkraw(m, w, in, i, S[i]); \
   LOOP { uint32_t r = 0; for (int h = 0; h < 2; ++h) { \
@@ -221,31 +188,11 @@ static inline void pkraw(Machine& m, Wave& w, const Inst& in, int i, uint32_t* x
     float b = NS > 1 ? H2F(pkh(in, 1, S[1][l], h, true)) : 0.0f; \
     float c = NS > 2 ? H2F(pkh(in, 2, S[2][l], h, true)) : 0.0f; (void)b; (void)c; \
     r |= uint32_t(f2h(fpost(in, (EXPR)))) << (16 * h); } R[l] = r; } write32(m, w, in, R); }
-#define PKI(NAME, NS, EXPR) H(NAME) { uint32_t S[3][LANES], R[LANES]; \
-  for (int i = 0; i < NS; ++i) pkraw(m, w, in, i, S[i]); \
-  LOOP { uint32_t r = 0; for (int h = 0; h < 2; ++h) { \
-    uint32_t a = pkh(in, 0, S[0][l], h, false); \
-    uint32_t b = NS > 1 ? pkh(in, 1, S[1][l], h, false) : 0; \
-    uint32_t c = NS > 2 ? pkh(in, 2, S[2][l], h, false) : 0; (void)b; (void)c; \
-    r |= (uint32_t(EXPR) & 0xffff) << (16 * h); } R[l] = r; } write32(m, w, in, R); }
 PKF(v_pk_add_f16, 2, a + b)
 PKF(v_pk_mul_f16, 2, a * b)
 PKF(v_pk_fma_f16, 3, fmah(a, b, c))
 PKF(v_pk_max_f16, 2, std::fmax(a, b))
 PKF(v_pk_min_f16, 2, std::fmin(a, b))
-PKI(v_pk_add_u16, 2, a + b)
-PKI(v_pk_sub_u16, 2, a - b)
-PKI(v_pk_add_i16, 2, a + b)
-PKI(v_pk_sub_i16, 2, a - b)
-PKI(v_pk_mul_lo_u16, 2, a * b)
-PKI(v_pk_lshlrev_b16, 2, b << (a & 15))
-PKI(v_pk_lshrrev_b16, 2, b >> (a & 15))
-PKI(v_pk_ashrrev_i16, 2, S16(b) >> (a & 15))
-PKI(v_pk_max_i16, 2, std::max(S16(a), S16(b)))
-PKI(v_pk_min_i16, 2, std::min(S16(a), S16(b)))
-PKI(v_pk_max_u16, 2, std::max(a, b))
-PKI(v_pk_min_u16, 2, std::min(a, b))
-PKI(v_pk_mad_u16, 3, a * b + c)
 
 // Packed f32 (gfx90a+): 64-bit register pairs; op_sel / op_sel_hi pick the dword per half.
 #define PKF32(NAME, NS, EXPR) H(NAME) { uint64_t S[3][LANES], R[LANES]; \
@@ -353,18 +300,14 @@ void register_valu16(Registry& r) {
   R(v_add_f16) R(v_sub_f16) R(v_subrev_f16) R(v_mul_f16) R(v_max_f16) R(v_min_f16) R(v_ldexp_f16)
   R(v_fma_f16) R(v_max3_f16) R(v_min3_f16) R(v_med3_f16) R(v_maxmin_f16) R(v_minmax_f16) R(v_exp_f16)
   R(v_log_f16) R(v_rcp_f16) R(v_rsq_f16) R(v_sqrt_f16) R(v_sin_f16) R(v_cos_f16) R(v_floor_f16) R(v_ceil_f16) R(v_trunc_f16)
-  R(v_rndne_f16) R(v_fract_f16) R(v_cvt_f16_i16) R(v_cvt_f16_u16) R(v_fmac_f16) R(v_mov_b16)
-  R(v_not_b16) R(v_add_nc_u16) R(v_sub_nc_u16) R(v_mul_lo_u16) R(v_lshlrev_b16) R(v_lshrrev_b16)
-  R(v_ashrrev_i16) R(v_max_u16) R(v_min_u16) R(v_max_i16) R(v_min_i16) R(v_and_b16) R(v_or_b16)
-  R(v_xor_b16) R(v_cvt_i16_f16) R(v_cvt_u16_f16) R(v_cvt_f16_f32) R(v_cvt_f32_f16) R(v_cvt_f32_bf16)
+  R(v_rndne_f16) R(v_fract_f16) R(v_cvt_f16_i16) R(v_cvt_f16_u16) R(v_fmac_f16)
+  R(v_cvt_i16_f16) R(v_cvt_u16_f16) R(v_cvt_f16_f32) R(v_cvt_f32_f16) R(v_cvt_f32_bf16)
   R(v_cvt_pkrtz_f16_f32) R(v_cvt_pk_f16_f32) R(v_cvt_u32_u16) R(v_cvt_i32_i16) R(v_cvt_pk_bf16_f32)
   R(v_pack_b32_f16) R(v_cvt_pk_u16_u32) R(v_cvt_pk_i16_i32)
   R(v_cvt_f32_fp8) R(v_cvt_f32_bf8) R(v_cvt_pk_f32_fp8) R(v_cvt_pk_f32_bf8) R(v_cvt_pk_fp8_f32)
   R(v_cvt_pk_bf8_f32)
-  R(v_pk_add_f16) R(v_pk_mul_f16) R(v_pk_fma_f16) R(v_pk_max_f16) R(v_pk_min_f16) R(v_pk_add_u16)
-  R(v_pk_sub_u16) R(v_pk_add_i16) R(v_pk_sub_i16) R(v_pk_mul_lo_u16) R(v_pk_lshlrev_b16)
-  R(v_pk_lshrrev_b16) R(v_pk_ashrrev_i16) R(v_pk_max_i16) R(v_pk_min_i16) R(v_pk_max_u16)
-  R(v_pk_min_u16) R(v_pk_mad_u16) R(v_pk_add_f32) R(v_pk_mul_f32) R(v_pk_fma_f32) R(v_pk_mov_b32)
+  R(v_pk_add_f16) R(v_pk_mul_f16) R(v_pk_fma_f16) R(v_pk_max_f16) R(v_pk_min_f16)
+  R(v_pk_add_f32) R(v_pk_mul_f32) R(v_pk_fma_f32) R(v_pk_mov_b32)
   R(v_fma_mix_f32) R(v_fma_mixlo_f16) R(v_fma_mixhi_f16)
   R(v_dot2_f32_f16) R(v_dot2_f32_bf16) R(v_dot2c_f32_f16) R(v_dot2c_f32_bf16) R(v_dot4_i32_iu8)
   R(v_dot4_i32_i8) R(v_dot4_u32_u8) R(v_dot4c_i32_i8)

@@ -88,12 +88,30 @@ Pending& issue(Machine& m, Wave& w, const Inst& in, Cnt cnt, Pipe pipe, int rfil
   return p;
 }
 
+static void drain(Machine& m, Wave& w, int mask, int n);
+
+// A counter saturates: an op issued while its counter holds the largest value it can stalls
+// until the oldest op of that counter completes, and compilers count on it (with lgkmcnt 4 bits
+// wide on gfx9, the first of 16 LDS ops is complete when the 16th issues: no wait guards it).
+static void saturate(Machine& m, Wave& w, int cnt) {
+  int mask = 1 << cnt, most = 63;
+  if (cnt == C_DS || cnt == C_SMEM) {
+    if (m.family == RDNA4) most = cnt == C_SMEM ? 31 : 63;                 // dscnt, kmcnt
+    else { mask = (1 << C_DS) | (1 << C_SMEM); most = is_gfx9(m.family) ? 15 : 63; }   // lgkmcnt
+  } else if (is_gfx9(m.family) && (cnt == C_VMLOAD || cnt == C_VMSTORE)) {
+    mask = (1 << C_VMLOAD) | (1 << C_VMSTORE);                            // vmcnt counts both
+  } else if (cnt == C_EXP) {
+    most = 7;
+  }
+  drain(m, w, mask, most);
+}
+
 void finish_issue(Machine& m, Wave& w, Pending& p) {
-  (void)m;
   for (int r = p.reg; r < p.reg + p.nreg; ++r) {
     if (p.rfile == 1 && r < NVREG) { if (!w.vpend[r]++) ++w.npend; }
     if (p.rfile == 2 && r < NSREG && r != R_NULL) { if (!w.spend[r]++) ++w.npend; }
   }
+  saturate(m, w, p.cnt);                       // may retire older ops: p is not used after
 }
 
 static void release(Wave& w, const Pending& p) {

@@ -26,6 +26,7 @@ static const Registry& registry() {
     register_sopp(x);
     register_valu(x);
     register_valu16(x);
+    register_int16(x);
     register_lanes(x);
     register_vcmp(x);
     register_vmem(x);

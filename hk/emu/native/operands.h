@@ -101,6 +101,22 @@ inline void fetch16(Machine& m, Wave& w, const Inst& in, int i, uint32_t* x, boo
     for (int l = 0; l < w.wsize; ++l) x[l] = (x[l] & a) ^ ng;
   }
 }
+// Packed (VOP3P) 16-bit sources. Half h of source i: op_sel (h=0) / op_sel_hi (h=1) picks which
+// 16 bits; for an f16 (`fl`), neg_lo / neg_hi negate.
+inline uint32_t pkh(const Inst& in, int i, uint32_t raw, int h, bool fl) {
+  bool sel = h ? ((in.opsel_hi >> i) & 1) : ((in.opsel >> i) & 1);
+  uint32_t x = sel ? raw >> 16 : raw & 0xffff;
+  if (fl && (((h ? in.neg_hi : in.neg_lo) >> i) & 1)) x ^= 0x8000;
+  return x;
+}
+// Packed inline constants: a float one is its f16 value in the low half and 0 in the high half;
+// an integer one (-16..64) is its sign-extended 32-bit value, so -1 is -1 in both halves.
+inline void pkraw(Machine& m, Wave& w, const Inst& in, int i, uint32_t* x) {
+  const Opnd& o = in.s[i];
+  if (o.kind != K_INL) { fetch32(m, w, in, i, x); return; }
+  uint32_t c = (o.mods & M_FLT) ? o.imm16 : o.imm32;
+  for (int l = 0; l < w.wsize; ++l) x[l] = c;
+}
 inline void f64src(Machine& m, Wave& w, const Inst& in, int i, uint64_t* x) {
   fetch64(m, w, in, i, x, 'f');
   uint8_t md = in.s[i].mods;

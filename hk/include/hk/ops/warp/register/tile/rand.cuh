@@ -33,6 +33,9 @@ HK_DEV uint32_t philox_first_word(uint32_t offset, uint32_t k0, uint32_t k1) {
 }
 
 HK_DEV float uniform_from_word(uint32_t w) {
+  // The draw is rounded here, as tl.rand's is: HIP contracts across statements, and would fuse
+  // this product with an add of the caller's (rand(...) + c) into one fma, off by an ulp.
+#pragma clang fp contract(off)
   int32_t x = static_cast<int32_t>(w);
   x = x < 0 ? ~x : x;  // -x - 1 without overflow
   return static_cast<float>(x) * 4.6566127342e-10f;
