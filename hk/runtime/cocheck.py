@@ -6,10 +6,14 @@
 
 The resource gate reads the metadata note (VGPRs, AGPRs, SGPRs, spills, scratch, LDS) and
 refuses spills and scratch; the wait gate walks the disassembly for registers used while a
-load into them is outstanding, and for barriers reached with a CDNA global->LDS copy in flight.
+load into them is outstanding, and for LDS accesses after a barrier that a CDNA global->LDS
+copy crosses in flight which touch the bytes it writes (one finding per copy).
 Works on hk's code objects and anyone else's (HipKittens', Triton's), offload bundles
-included. Prints one line per finding and exits 1 if there is any; 0 when every file is clean;
-2 for a wrong command (no file, a file that is not there) or no llvm-objdump of the toolchain.
+included. Prints one line per finding and exits 1 if there is any; a warning (an access the
+gate cannot place against a copy in flight: the emulator decides) is printed as
+`... wait gate: warning: ...` and does not fail. Exits 0 when no file has a finding (warnings or
+not); 2 for a wrong command (no file, a file that is not there) or no llvm-objdump of the
+toolchain.
 """
 
 import os
@@ -18,8 +22,9 @@ import tempfile
 
 from absl import flags
 
+from hk import errors
 from hk.errors import HKError
-from hk.runtime import gate, metadata, waitcheck
+from hk.runtime import gate, ldsaddr, metadata, waitcheck
 
 FLAGS = flags.FLAGS
 
@@ -50,9 +55,10 @@ def find_objdump(explicit=None):
                       hint="pass --objdump, set HK_LLVM_BIN, or point HK_ROCM_PATH at a ROCm") from None
 
 
-def check_file(path, objdump, warps=1, max_vgprs=None, min_occupancy=None):
-    """The findings of one file, as printable lines (empty: clean)."""
-    lines = []
+def check_file(path, objdump, warps=1, max_vgprs=None, min_occupancy=None, warnings=None):
+    """The findings of one file, as printable lines (empty: clean). Its warnings are appended to
+    `warnings` when a list is given, else issued as HKWarnings."""
+    lines, warned = [], []
     with open(path, "rb") as f:
         data = f.read()
     for meta in metadata.read(data):
@@ -69,10 +75,28 @@ def check_file(path, objdump, warps=1, max_vgprs=None, min_occupancy=None):
                 f.write(obj)
             metas = metadata.read(obj)
             arch = metas[0].arch if metas else None          # the counter rules are the target's
+            by_name = {m.name: m for m in metas}
             for kernel, instructions in waitcheck.disassemble(objdump, one, arch).items():
-                for finding in waitcheck.check_kernel(kernel, instructions, arch):
-                    lines.append("%s: wait gate: %s" % (path, finding))
+                wg = workgroup(obj, by_name.get(kernel), arch)
+                for finding in waitcheck.check_kernel(kernel, instructions, arch, wg):
+                    line = "%s: wait gate: %s" % (path, finding)
+                    (warned if finding.severity == "warning" else lines).append(line)
+    if warnings is not None:
+        warnings.extend(warned)
+    else:
+        for line in warned:
+            errors.warn(line)
     return lines
+
+
+def workgroup(obj, meta, arch):
+    """The threads the wait gate follows addresses for: the kernel's largest workgroup
+    (.max_flat_workgroup_size; 1024 when not recorded), its wave size, and whether v0 holds the
+    x work-item id alone (the kernel descriptor enables no y or z id)."""
+    wave = meta.wave_size if meta and meta.wave_size else (64 if arch and arch.startswith("gfx9") else 32)
+    size = meta.max_workgroup_size if meta and meta.max_workgroup_size else 1024
+    ids = metadata.workitem_id_vgprs(obj, meta.name) if meta else None
+    return ldsaddr.Workgroup(size=size, wave=wave, flat_v0=ids == 1)
 
 
 def main(argv):
@@ -87,10 +111,10 @@ def main(argv):
         if not os.path.isfile(path):
             raise UsageError("no such file: %s" % path)
     objdump = find_objdump(FLAGS.objdump)
-    findings = []
+    findings, warned = [], []
     for path in paths:
-        findings.extend(check_file(path, objdump, FLAGS.warps, FLAGS.max_vgprs, FLAGS.min_occupancy))
-    for line in findings:
+        findings.extend(check_file(path, objdump, FLAGS.warps, FLAGS.max_vgprs, FLAGS.min_occupancy, warned))
+    for line in warned + findings:
         print(line)
     return 1 if findings else 0
 

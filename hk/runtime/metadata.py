@@ -72,6 +72,31 @@ def code_objects(data):
     raise MetadataError("not an ELF code object or a clang offload bundle")
 
 
+def workitem_id_vgprs(obj, kernel):
+    """How many work-item ids the kernel descriptor of `kernel` (`<kernel>.kd`) has the hardware
+    put in v0 (1: x only; 2: x and y; 3: x, y and z), or None when the code object has no such
+    descriptor. Its field is ENABLE_VGPR_WORKITEM_ID, bits 11-12 of COMPUTE_PGM_RSRC2 (byte 52)."""
+    import struct
+
+    try:
+        elf = ELFFile(io.BytesIO(obj))
+        symtab = elf.get_section_by_name(".symtab")
+        if symtab is None:
+            return None
+        for sym in symtab.iter_symbols():
+            if sym.name != kernel + ".kd":
+                continue
+            section = elf.get_section(sym["st_shndx"])
+            start = sym["st_value"] - section["sh_addr"] + 52
+            data = section.data()
+            if start + 4 > len(data):
+                return None
+            return ((struct.unpack_from("<I", data, start)[0] >> 11) & 3) + 1
+    except Exception:  # a damaged or unusual file: the caller assumes nothing
+        return None
+    return None
+
+
 def _note(elf):
     for section in elf.iter_sections():
         if not isinstance(section, NoteSection):

@@ -1,15 +1,27 @@
-"""The wait gate: a walk of a code object's disassembly for reads of registers still loading.
+"""The wait gate: a walk of a code object's disassembly for reads of registers still loading,
+and for LDS bytes touched while a global->LDS copy still writes them across a barrier.
 
 Memory operations are tracked on the counters that count them, as each target completes them:
 vector memory in order on vmcnt (gfx9: loads, stores and global->LDS copies on the one counter;
 gfx10/11: stores on vscnt; gfx12: loadcnt and storecnt); LDS reads and writes in order on
 lgkmcnt or dscnt;
 scalar memory out of order (complete only when the counter reaches 0). Any instruction that
-names a register a pending load will write is a finding. A barrier reached with an asynchronous
-global->LDS copy (CDNA) in flight is a finding when no wait on vmcnt came after the copy: a
-pipelined loop that waits for the older stages and keeps the newest copy in flight across the
-barrier on purpose is correct; a copy that nothing waits for before the barrier is the CDNA4
-trap. The walk follows the control-flow graph to a fixed point, merging what is pending along
+names a register a pending load will write is a finding.
+
+An asynchronous global->LDS copy (CDNA) counts on vmcnt, and a barrier does not wait for it.
+Keeping one in flight across a barrier is how a pipelined loop double-buffers (the next tile's
+copy lands in one buffer while the waves read the other); reading its bytes after that barrier
+is the CDNA4 trap. So a copy that crosses a barrier in flight is a finding only when an LDS
+access after the barrier may touch the bytes it writes: before a wait retires it (any wave),
+and after that until the next barrier (another wave, which has no wait of its own for it).
+Where the copy lands (M0 and its offset) and where each ds_* instruction reads or writes (its
+address VGPR and offsets) come from hk.runtime.ldsaddr, which follows the registers' values:
+an access that provably touches the copy's bytes is an error, one that provably does not is
+nothing, and one the walk cannot place (an address not known, or known only up to values that
+do not cancel) is a warning that leaves the decision to the emulator (hk.emu checks the bytes
+on a run). A copy's findings are one, naming the barriers it crosses and the accesses.
+
+The walk follows the control-flow graph to a fixed point, merging what is pending along
 every path, so a load issued at the bottom of a loop iteration and used at the top of the next
 is seen (every loop is walked at least twice).
 """
@@ -18,6 +30,7 @@ import dataclasses
 import re
 import subprocess
 
+from hk.runtime import ldsaddr
 from hk.runtime import objdump as objdump_flags
 
 _LINE = re.compile(r"^\s+(?P<asm>[a-z_][^/]*?)\s*//\s*(?P<addr>[0-9A-Fa-f]+):(?P<rest>.*)$")
@@ -40,21 +53,50 @@ class Instruction:
 
 @dataclasses.dataclass(frozen=True)
 class Finding:
+    """A register read while a load still writes it (kind "read": at `addr`, of `register`, the
+    load at `issued_at`), or a global->LDS copy whose bytes an LDS access after a barrier it
+    crosses in flight may touch (kind "barrier": the copy at `addr`, the barriers it crosses,
+    the accesses at (address, text) and, for a warning, why the walk cannot tell)."""
+
     kernel: str
     addr: int
     text: str
-    register: str
-    issued_at: int
-    issued: str
-    kind: str
+    register: str = ""
+    issued_at: int = 0
+    issued: str = ""
+    kind: str = "read"
+    severity: str = "error"
+    barriers: tuple = ()
+    accesses: tuple = ()
+    why: str = ""
 
     def __str__(self):
         if self.kind == "barrier":
-            return ("kernel %s at 0x%x: %s: the global->LDS copy issued at 0x%x (%s) is still in "
-                    "flight on vmcnt and no wait on vmcnt follows it; wait for it before the barrier"
-                    % (self.kernel, self.addr, self.text, self.issued_at, self.issued))
+            return self._barrier()
         return ("kernel %s at 0x%x: %s: uses %s while the load issued at 0x%x (%s) is still writing it"
                 % (self.kernel, self.addr, self.text, self.register, self.issued_at, self.issued))
+
+    def _barrier(self):
+        shown = ", ".join("0x%x" % b for b in self.barriers[:_SHOWN])
+        if len(self.barriers) > _SHOWN:
+            shown += " and %d more" % (len(self.barriers) - _SHOWN)
+        crosses = "%d barrier%s (s_barrier at %s)" % (len(self.barriers), "" if len(self.barriers) == 1 else "s", shown)
+        first_at, first = self.accesses[0]
+        access = "the LDS access at 0x%x (%s)" % (first_at, first)
+        if len(self.accesses) > 1:
+            access += " and %d more" % (len(self.accesses) - 1)
+        head = "kernel %s at 0x%x: %s: the global->LDS copy is still in flight on vmcnt across %s" % (
+            self.kernel, self.addr, self.text, crosses)
+        if self.severity == "error":
+            return ("%s, and %s after them touches the LDS bytes it writes; the copy's own wave "
+                    "must wait for it (vmcnt), and meet the other waves at a barrier after that wait, "
+                    "before the access" % (head, access))
+        return ("warning: %s, and cocheck cannot tell whether %s after them touches the LDS bytes "
+                "it writes (%s); the emulator decides exactly on a run (HK_DEVICE=emu, or "
+                "hk.emu.launch: it reports an access to LDS a copy still writes)" % (head, access, self.why))
+
+
+_SHOWN = 4  # barriers named in a finding before "and N more"
 
 
 def disassemble(objdump, path, arch=None):
@@ -127,26 +169,88 @@ def classify(inst, arch=None):
     return None
 
 
+class _Op:
+    """A memory operation in flight: the registers it will write, how many operations younger
+    than it its counter has in flight (the fewest on any path that reaches here: a wait for N
+    retires it only when at least N are younger on every path); for a global->LDS copy, where
+    it may land (a set of ldsaddr.Dest, one per path) and the barriers it crossed in flight."""
+
+    __slots__ = ("inst", "regs", "kind", "younger", "dests", "barriers")
+
+    def __init__(self, inst, regs, kind, younger=0, dests=frozenset(), barriers=frozenset()):
+        self.inst, self.regs, self.kind, self.younger = inst, regs, kind, younger
+        self.dests, self.barriers = dests, barriers
+
+    def but(self, **changes):
+        fields = {k: getattr(self, k) for k in self.__slots__}
+        fields.update(changes)
+        return _Op(**fields)
+
+    def joined(self, other):
+        return self.but(younger=min(self.younger, other.younger),
+                        dests=_dests_union(self.dests, other.dests), barriers=self.barriers | other.barriers)
+
+    def key(self):
+        return (self.inst.addr, self.younger, self.dests, self.barriers)
+
+
+_MAX_DESTS = 8
+
+
+def _dests_union(a, b):
+    out = a | b
+    return out if len(out) <= _MAX_DESTS else frozenset([ldsaddr.UNKNOWN_DEST])
+
+
 class _State:
-    def __init__(self):
-        # [(inst, set of registers, kind, waited past)]: the last is True once a wait on the
-        # counter has executed after the operation (it is then in flight knowingly).
+    def __init__(self, regs=None):
+        # counter -> [_Op], oldest first.
         self.pending = {"vm": [], "vs": [], "lds": [], "smem": []}
+        # Copies a wait retired after they crossed a barrier in flight, until the next barrier:
+        # the issuing wave has them, another wave may not yet (copy address -> _Op).
+        self.landing = {}
+        self.regs = regs  # ldsaddr.Regs; None when the kernel issues no global->LDS copy
 
     def copy(self):
-        s = _State()
+        s = _State(self.regs.copy() if self.regs is not None else None)
         s.pending = {k: list(v) for k, v in self.pending.items()}
+        s.landing = dict(self.landing)
         return s
+
+    def issue(self, counter, op):
+        q = [o.but(younger=o.younger + 1) for o in self.pending[counter]] + [op]
+        self.pending[counter] = q[-_MAX_QUEUE:]
 
     def retire(self, counter, keep):
         if counter == "smem":
             if keep == 0:
                 self.pending["smem"] = []
             return
-        q = self.pending[counter]
-        if len(q) > keep:
-            q = q[len(q) - keep:] if keep else []
-        self.pending[counter] = [(inst, regs, kind, True) for inst, regs, kind, _ in q]
+        kept = []
+        for op in self.pending[counter]:
+            if op.younger < keep:
+                kept.append(op)
+            elif op.kind == "lds_dma" and op.barriers:
+                old = self.landing.get(op.inst.addr)
+                self.landing[op.inst.addr] = old.joined(op) if old else op
+        self.pending[counter] = kept
+
+    def barrier(self, inst):
+        self.landing = {}
+        self.pending["vm"] = [op.but(barriers=op.barriers | {inst.addr}) if op.kind == "lds_dma" else op
+                              for op in self.pending["vm"]]
+
+    def forget(self, symbol):
+        """A symbol's defining instruction ran again: what was built on it is no longer known."""
+        self.regs.forget(symbol)
+
+        def clean(op):
+            if not any(any(a == symbol for a, _ in d.atoms) for d in op.dests):
+                return op
+            return op.but(dests=frozenset(ldsaddr.UNKNOWN_DEST if any(a == symbol for a, _ in d.atoms) else d
+                                          for d in op.dests))
+        self.pending["vm"] = [clean(op) for op in self.pending["vm"]]
+        self.landing = {k: clean(op) for k, op in self.landing.items()}
 
 
 _GFX12_WAITS = {"s_wait_loadcnt": "vm", "s_wait_storecnt": "vs", "s_wait_dscnt": "lds", "s_wait_kmcnt": "smem"}
@@ -212,27 +316,41 @@ def _blocks(instructions):
 
 
 def _merge(a, b):
-    """Pending on either path; each counter's entries in issue order, waited past only if on
-    every path that has it pending."""
-    out = _State()
+    """Pending on either path, each operation as young as on the path where it is youngest; a
+    copy's destinations and barriers those of every path that has it in flight; register values
+    both paths agree on."""
+    out = _State(a.regs.merge(b.regs) if a.regs is not None else None)
     for counter in out.pending:
         merged = {}
-        for inst, regs, kind, waited in a.pending[counter] + b.pending[counter]:
-            if inst.addr in merged:
-                waited = waited and merged[inst.addr][3]
-            merged[inst.addr] = (inst, regs, kind, waited)
-        out.pending[counter] = [merged[k] for k in sorted(merged)][-_MAX_QUEUE:]
+        for op in a.pending[counter] + b.pending[counter]:
+            merged[op.inst.addr] = merged[op.inst.addr].joined(op) if op.inst.addr in merged else op
+        ordered = sorted(merged.values(), key=lambda op: (-op.younger, op.inst.addr))
+        out.pending[counter] = ordered[-_MAX_QUEUE:]
+    out.landing = dict(a.landing)
+    for k, op in b.landing.items():
+        out.landing[k] = out.landing[k].joined(op) if k in out.landing else op
     return out
 
 
 def _key(state):
-    return tuple((c, tuple((e[0].addr, e[3]) for e in q)) for c, q in sorted(state.pending.items()))
+    return (tuple((c, tuple(op.key() for op in q)) for c, q in sorted(state.pending.items())),
+            tuple(sorted(op.key() for op in state.landing.values())),
+            state.regs.signature() if state.regs is not None else None)
 
 
-def check_kernel(name, instructions, arch=None):
+_ORDER = {ldsaddr.DISJOINT: 0, ldsaddr.MAYBE: 1, ldsaddr.OVERLAP: 2}
+
+
+def check_kernel(name, instructions, arch=None, workgroup=None):
     """The findings of one kernel on `arch` (its counter rules; None: stores are not counted on
-    vmcnt): a dataflow walk of its control-flow graph to a fixed point."""
+    vmcnt): a dataflow walk of its control-flow graph to a fixed point. `workgroup`
+    (ldsaddr.Workgroup) is the threads whose addresses are followed, the kernel's largest
+    workgroup; default 1024 work-items in waves of 64."""
     findings, seen = [], set()
+    wg = workgroup or ldsaddr.Workgroup()
+    copies = any(classify(inst, arch) == ("vm", "lds_dma") for inst in instructions)
+    groups = {}     # copy address -> {"inst", "error": {...}, "warning": {...}}
+    verdicts = {}   # (Dest, access key, landed) -> (verdict, why)
 
     def report(inst, issued, register, kind):
         key = (inst.addr, issued.addr)
@@ -240,14 +358,42 @@ def check_kernel(name, instructions, arch=None):
             seen.add(key)
             findings.append(Finding(name, inst.addr, inst.text, register, issued.addr, issued.text, kind))
 
+    def touches(op, access, access_key, landed):
+        worst = (ldsaddr.DISJOINT, "")
+        for dest in op.dests:
+            k = (dest, access_key, landed)
+            if k not in verdicts:
+                verdicts[k] = ldsaddr.overlap(dest, access, wg, other_waves_only=landed)
+            if _ORDER[verdicts[k][0]] > _ORDER[worst[0]]:
+                worst = verdicts[k]
+        return worst
+
+    def check_access(state, inst):
+        hot = [(op, False) for op in state.pending["vm"] if op.kind == "lds_dma" and op.barriers]
+        hot += [(op, True) for op in state.landing.values()]
+        if not hot:
+            return
+        access = ldsaddr.lds_access(inst, state.regs, wg)
+        if access is None:
+            return
+        access_key = (access.atoms, None if access.addr is None else access.addr.tobytes(),
+                      access.parts, access.exact)
+        for op, landed in hot:
+            verdict, why = touches(op, access, access_key, landed)
+            if verdict == ldsaddr.DISJOINT:
+                continue
+            group = groups.setdefault(op.inst.addr, {"inst": op.inst, "error": {}, "warning": {}})
+            entry = group["error" if verdict == ldsaddr.OVERLAP else "warning"]
+            barriers, whys, _ = entry.get(inst.addr, (set(), set(), None))
+            entry[inst.addr] = (barriers | op.barriers, whys | ({why} if why else set()), inst.text)
+
     def step(state, inst):
         if _apply_wait(state, inst):
             return
         if inst.mnemonic in _BARRIERS:
-            for issued, _, kind, waited in state.pending["vm"]:
-                if kind == "lds_dma" and not waited:
-                    report(inst, issued, "", "barrier")
-                    break
+            state.barrier(inst)
+        if state.regs is not None and inst.mnemonic.startswith("ds_"):
+            check_access(state, inst)
         issued = classify(inst, arch)
         halves = inst.operands.split("::")
         if issued and issued[1] == "load":
@@ -259,17 +405,25 @@ def check_kernel(name, instructions, arch=None):
             for half in halves:
                 used.update(registers(half))
         for queue in state.pending.values():
-            for entry, regs, _, _ in queue:
-                hit = used & regs
+            for op in queue:
+                hit = used & op.regs
                 if hit:
-                    report(inst, entry, sorted(hit, key=lambda r: (r[0], int(r[1:])))[0], "read")
+                    report(inst, op.inst, sorted(hit, key=lambda r: (r[0], int(r[1:])))[0], "read")
         if issued:
             counter, kind = issued
             dest = set(registers(_first_operand(inst.operands))) if kind == "load" else set()
-            state.pending[counter] = (state.pending[counter] + [(inst, dest, kind, False)])[-_MAX_QUEUE:]
+            dests = frozenset()
+            if kind == "lds_dma" and state.regs is not None:
+                dests = frozenset([ldsaddr.copy_destination(inst, state.regs, wg)])
+            state.issue(counter, _Op(inst, dest, kind, dests=dests))
+        if state.regs is not None:
+            defined, commit = ldsaddr.evaluate(inst, state.regs, wg, issued)
+            for symbol in defined:
+                state.forget(symbol)
+            commit()
 
     blocks, succs = _blocks(instructions)
-    states_in = {0: _State()}
+    states_in = {0: _State(ldsaddr.Regs.at_entry(wg) if copies else None)}
     work = [0]
     visits = {}
     while work:
@@ -286,4 +440,14 @@ def check_kernel(name, instructions, arch=None):
             if nxt not in states_in or _key(merged) != _key(states_in[nxt]):
                 states_in[nxt] = merged
                 work.append(nxt)
+    for addr in sorted(groups):
+        group = groups[addr]
+        severity = "error" if group["error"] else "warning"
+        accesses = group[severity]
+        barriers = sorted(set().union(*(b for b, _, _ in accesses.values())))
+        whys = sorted(set().union(*(w for _, w, _ in accesses.values())))
+        findings.append(Finding(name, addr, group["inst"].text, kind="barrier", severity=severity,
+                                barriers=tuple(barriers),
+                                accesses=tuple((a, accesses[a][2]) for a in sorted(accesses)),
+                                why="; ".join(whys)))
     return findings

@@ -76,6 +76,7 @@ CASES = [
      {wait}
      v_mfma_f32_16x16x16_bf16 v[8:11], v[4:5], v[6:7], 0
      """, "s_waitcnt vmcnt(0)", "v_mfma_f32_16x16x16_bf16"),
+    # The CDNA4 trap: the waves read what the copy writes after a barrier it crosses in flight.
     ("cdna4_lds_dma_before_barrier", "gfx950",
      """
      s_load_dwordx2 s[2:3], s[0:1], 0x0
@@ -84,7 +85,10 @@ CASES = [
      global_load_lds_dwordx4 v0, s[2:3]
      {wait}
      s_barrier
-     """, "s_waitcnt vmcnt(0)", "s_barrier"),
+     v_and_b32_e32 v1, 63, v0
+     v_lshlrev_b32_e32 v1, 4, v1
+     ds_read_b128 v[4:7], v1
+     """, "s_waitcnt vmcnt(0)", "global_load_lds_dwordx4 v0, s[2:3]: the global->LDS copy is still in flight"),
     # gfx9 counts stores on the in-order vmcnt: a load older than a store is done at vmcnt(1).
     ("cdna3_store_on_vmcnt", "gfx942",
      """
@@ -96,7 +100,7 @@ CASES = [
      v_add_f32_e32 v3, v1, v1
      """, "s_waitcnt vmcnt(1)", "v_add_f32_e32 v3, v1, v1"),
     # A pipelined loop waits for the older copy and keeps the newer one in flight across the
-    # barrier; the newer copy is fine, a copy no wait follows is the trap.
+    # barrier; reading the older copy's bytes after it is fine once the wait retired it.
     ("cdna4_pipelined_copy", "gfx950",
      """
      s_load_dwordx2 s[2:3], s[0:1], 0x0
@@ -107,7 +111,10 @@ CASES = [
      global_load_lds_dwordx4 v0, s[2:3] offset:1024
      {wait}
      s_barrier
-     """, "s_waitcnt vmcnt(1)", "s_barrier"),
+     v_and_b32_e32 v1, 63, v0
+     v_lshlrev_b32_e32 v1, 4, v1
+     ds_read_b128 v[4:7], v1
+     """, "s_waitcnt vmcnt(1)", "global_load_lds_dwordx4 v0, s[2:3]: the global->LDS copy is still in flight"),
     # LDS writes count on lgkmcnt too: waiting until only the two younger writes are in flight
     # covers the older read (the compiler's own waits rely on it).
     ("lds_writes_count_cdna", "gfx950",
@@ -201,7 +208,8 @@ FOUND = [
      s_wait_storecnt 0
      v_add_f32_e32 v3, v1, v1
      """, "v_add_f32_e32 v3, v1, v1"),
-    # gfx950: the copy issued after the last wait is the one the barrier races
+    # gfx950: the copy issued after the last wait is the one whose bytes the read after the
+    # barrier meets
     ("cdna4_copy_after_the_wait", "gfx950",
      """
      s_load_dwordx2 s[2:3], s[0:1], 0x0
@@ -212,6 +220,10 @@ FOUND = [
      s_mov_b32 m0, 0x400
      global_load_lds_dwordx4 v0, s[2:3] offset:1024
      s_barrier
+     v_and_b32_e32 v1, 63, v0
+     v_lshlrev_b32_e32 v1, 4, v1
+     ds_read_b128 v[4:7], v1
+     ds_read_b128 v[8:11], v1 offset:1024
      """, "global_load_lds_dwordx4 v0, s[2:3] offset:1024"),
 ]
 
@@ -221,6 +233,43 @@ def test_each_targets_counter_rules(workdir, name, arch, body, named):
     findings = cocheck.check_file(asm_kernel.assemble(body, arch, workdir, name=name), OBJDUMP)
     assert len(findings) == 1, findings
     assert named in findings[0]
+
+
+# A load at the bottom of a loop is older than the one at the top of the next iteration though
+# its address is higher: a join inside the loop keeps their issue order, so vmcnt(1) after the
+# top load retires the bottom one.
+JOIN_IN_LOOP = """
+     s_load_b64 s[2:3], s[0:1], 0x0
+     s_mov_b32 s4, 4
+     s_waitcnt lgkmcnt(0)
+     global_load_b32 v1, v0, s[2:3]
+     .Ltop:
+     global_load_b32 v2, v0, s[2:3] offset:4
+     s_cmp_eq_u32 s4, 2
+     s_cbranch_scc1 .Ljoin
+     s_nop 0
+     .Ljoin:
+     s_waitcnt vmcnt({count})
+     v_add_f32_e32 v3, v1, v1
+     s_waitcnt vmcnt(0)
+     v_add_f32_e32 v4, v2, v2
+     global_load_b32 v1, v0, s[2:3] offset:8
+     s_sub_u32 s4, s4, 1
+     s_cmp_lg_u32 s4, 0
+     s_cbranch_scc1 .Ltop
+     s_waitcnt vmcnt(0)
+     """
+
+
+def test_loads_keep_their_issue_order_across_a_loops_back_edge(workdir):
+    ok = asm_kernel.assemble(JOIN_IN_LOOP.format(count=1), "gfx1100", workdir, name="join_in_loop")
+    assert cocheck.check_file(ok, OBJDUMP) == []
+    bad = asm_kernel.assemble(JOIN_IN_LOOP.format(count=2), "gfx1100", workdir, name="join_in_loop_bad")
+    # vmcnt(2) leaves the bottom load (and, in the first iteration, the one before the loop)
+    # in flight.
+    findings = cocheck.check_file(bad, OBJDUMP)
+    assert any("v_add_f32_e32 v3, v1, v1: uses v1 while the load issued at 0x" in f and
+               "(global_load_b32 v1, v0, s[2:3] offset:8)" in f for f in findings), findings
 
 
 def test_a_spilling_kernel_is_refused_by_the_resource_gate(workdir):

@@ -1,7 +1,9 @@
 """cocheck on the Triton corpus: correct code that nobody here wrote passes both gates on every
 target (stores on gfx9's in-order vmcnt, vscnt and storecnt elsewhere, true16 encodings on gfx12,
 and a pipelined global->LDS copy kept in flight across a barrier on gfx950 are all read as the
-hardware counts them)."""
+hardware counts them). The pipelined gfx950 matmul picks its LDS stage by a counter modulo the
+number of stages, which the gate does not follow: its copies are warnings (the emulator decides),
+never errors."""
 
 import contextlib
 import io
@@ -21,9 +23,13 @@ class WaitGateTest(parameterized.TestCase):
     @parameterized.named_parameters(
         [dict(testcase_name="%s_%s" % (s, a), spec=s, arch=a) for s in kernels.SPECS for a in sorted(kernels.ARCHS)])
     def test_no_findings(self, spec, arch):
+        warned = []
         with contextlib.redirect_stdout(io.StringIO()):
-            findings = cocheck.check_file(corpus.code_object(spec, arch), os.path.abspath(FLAGS.objdump))
+            findings = cocheck.check_file(corpus.code_object(spec, arch), os.path.abspath(FLAGS.objdump),
+                                          warnings=warned)
         self.assertEqual(findings, [])
+        for line in warned:
+            self.assertIn("cocheck cannot tell whether the LDS access", line)
 
     def test_the_pipelined_copy_is_in_the_corpus(self):
         # The gfx950 three-stage matmul really keeps a copy in flight across a barrier: a wait
