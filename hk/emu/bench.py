@@ -1,5 +1,6 @@
 """Prints the emulator's speed in wave-instructions per second on vector add and on the GEMM
-tile kernel (gfx1100 code objects), with and without the hazard model. Not a test.
+tile kernel (gfx1100 code objects), with and without the hazard model, and on the GEMM in
+hk.emu.profile (hk.perf's mode: every workgroup's streams, LDS cycles and lines). Not a test.
 
     ./bazelw run //hk/emu:bench
 """
@@ -46,6 +47,10 @@ def main(argv):
         ("GEMM f16 256x256x256 (WMMA, LDS, barriers)",
          lambda hz: hk.emu.launch(FLAGS.gemm, "gemm_f16", (N // 32, M // 32), (128,), [x, y, z, M, N, K], hazards=hz)),
     ]
+    every = [(i, j, 0) for j in range(M // 32) for i in range(N // 32)]
+    cases.append(("GEMM f16 256x256x256, profiled",
+                  lambda hz: hk.emu.profile(FLAGS.gemm, "gemm_f16", (N // 32, M // 32), (128,), [x, y, z, M, N, K],
+                                            workgroups=every, hazards=hz).executed))
     for name, fn in cases:
         for hz in (True, False):
             count, dt = measure(lambda: fn(hz))

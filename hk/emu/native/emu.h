@@ -90,9 +90,17 @@ class Memory {
  public:
   uint64_t alloc(uint64_t size, uint64_t at = 0);   // returns the base; `at` places it
   Region* find(uint64_t addr, uint64_t n);
-  uint8_t* ptr(uint64_t addr, uint64_t n, const char* what);  // MemFault when outside
+  // MemFault when outside. Inline for the region found last: accesses mostly stay in one buffer.
+  uint8_t* ptr(uint64_t addr, uint64_t n, const char* what) {
+    if (last_ < regions.size()) {
+      Region& r = regions[last_];
+      if (addr >= r.base && addr + n <= r.base + r.size) return r.data.get() + (addr - r.base);
+    }
+    return ptr_found(addr, n, what);
+  }
   std::vector<Region> regions;
  private:
+  uint8_t* ptr_found(uint64_t addr, uint64_t n, const char* what);
   uint64_t next_ = 0x0000100000000000ull;
   size_t last_ = 0;
 };
@@ -134,6 +142,10 @@ struct LdsBits {
   uint32_t lo = ~0u, hi = 0;
   struct Access { uint32_t pc, lo, hi; };
   std::vector<Access> log;
+  // Reads not in `bits` yet: another wave's write is what consults a read bitmap, so a read is
+  // set when one does (most intervals end at a barrier first). Lane l reads n bytes at addr[l] + off.
+  struct Lanes { uint32_t addr[LANES]; uint64_t mask; uint32_t off, n, pc; int wsize; };
+  std::vector<Lanes> later;
 };
 struct WaveLds { LdsBits read, write, atomic; };
 enum LdsAccess : uint8_t { LDS_READ, LDS_WRITE, LDS_ATOMIC };

@@ -10,10 +10,15 @@ namespace emu {
 
 using Offs = std::array<uint32_t, LANES>;
 
-static uint8_t* lds_at(Machine& m, uint32_t addr, uint32_t n, const char* what) {
-  if (uint64_t(addr) + n > m.lds.size())
-    throw MemFault(std::string(what) + " at LDS offset " + std::to_string(addr) + " (+" + std::to_string(n) +
-                   ") is beyond the " + std::to_string(m.lds.size()) + " bytes of LDS");
+[[noreturn]] __attribute__((noinline, cold)) static void lds_beyond(const Machine& m, uint32_t addr, uint32_t n,
+                                                                     const char* what) {
+  throw MemFault(std::string(what) + " at LDS offset " + std::to_string(addr) + " (+" + std::to_string(n) +
+                 ") is beyond the " + std::to_string(m.lds.size()) + " bytes of LDS");
+}
+
+// Called per lane: the check stays inline, the message out of line.
+static inline uint8_t* lds_at(Machine& m, uint32_t addr, uint32_t n, const char* what) {
+  if (uint64_t(addr) + n > m.lds.size()) lds_beyond(m, addr, n, what);
   return m.lds.data() + addr;
 }
 
@@ -23,36 +28,40 @@ static void lane_addrs(Machine& m, Wave& w, const Inst& in, Offs& a) {
   for (int l = 0; l < w.wsize; ++l) a[l] = v[l];
 }
 
-// d16: 1 low half, 2 high half of the destination, the other half kept.
-static void ds_load(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool sext, int d16) {
+// d16: 1 low half, 2 high half of the destination, the other half kept. A template, so that
+// each form's lane loop is compiled for its size.
+template <uint32_t BYTES, bool SEXT, int D16>
+static void ds_load(Machine& m, Wave& w, const Inst& in) {
   Offs a;
   lane_addrs(m, w, in, a);
   uint64_t mask = w.exec();
-  if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), bytes);
-  lds_race(m, w, in, a.data(), mask, uint32_t(in.offset), bytes, LDS_READ);
-  if (m.prof) profile_lds(m, w, a.data(), mask, uint32_t(in.offset), bytes);
-  int dst = in.d[0].reg, nreg = int((bytes + 3) / 4);
+  if (!m.dma.empty()) dma_check(m, w, in, a.data(), mask, uint32_t(in.offset), BYTES);
+  lds_race(m, w, in, a.data(), mask, uint32_t(in.offset), BYTES, LDS_READ);
+  if (m.prof) profile_lds(m, w, a.data(), mask, uint32_t(in.offset), BYTES);
+  constexpr int nreg = int((BYTES + 3) / 4);
+  int dst = in.d[0].reg;
   uint32_t off = uint32_t(in.offset);
   Machine* mp = &m; Wave* wp = &w;
   auto effect = [=]() {
-    for (int l = 0; l < wp->wsize; ++l) {
+    uint32_t* d = wp->vr(dst);
+    const int n = wp->wsize;
+    for (int l = 0; l < n; ++l) {
       if (!((mask >> l) & 1)) continue;
-      uint32_t v[4] = {0, 0, 0, 0};
-      std::memcpy(v, lds_at(*mp, a[l] + off, bytes, "an LDS load"), bytes);
-      if (bytes < 4) {
-        uint32_t x = v[0];
-        if (sext) x = bytes == 1 ? uint32_t(int32_t(int8_t(x))) : uint32_t(int32_t(int16_t(x)));
-        uint32_t& d = wp->vr(dst)[l];
-        if (d16 == 1) d = (d & 0xffff0000u) | (x & 0xffff);
-        else if (d16 == 2) d = (d & 0xffff) | (x << 16);
-        else d = x;
+      const uint8_t* src = lds_at(*mp, a[l] + off, BYTES, "an LDS load");
+      if (BYTES < 4) {
+        uint32_t x = sub_dword(src, BYTES, SEXT);
+        if (D16 == 1) d[l] = (d[l] & 0xffff0000u) | (x & 0xffff);
+        else if (D16 == 2) d[l] = (d[l] & 0xffff) | (x << 16);
+        else d[l] = x;
       } else {
-        for (int i = 0; i < nreg; ++i) wp->vr(dst + i)[l] = v[i];
+        uint32_t v[4];
+        std::memcpy(v, src, BYTES);
+        for (int i = 0; i < nreg; ++i) d[size_t(i) * LANES + size_t(l)] = v[i];
       }
     }
   };
   if (!m.opt.hazards) { effect(); return; }
-  if (d16) check_vread(m, w, in, dst, 1);
+  if (D16) check_vread(m, w, in, dst, 1);
   Pending& p = issue(m, w, in, C_DS, P_LDS, 1, dst, nreg);
   if (m.deferred()) p.effect = effect; else effect();
   finish_issue(m, w, p);
@@ -320,7 +329,7 @@ H(ds_swizzle_b32) {
   lane_result(m, w, in, R);
 }
 
-#define DL(NAME, B, SX, D16) H(NAME) { ds_load(m, w, in, B, SX, D16); }
+#define DL(NAME, B, SX, D16) H(NAME) { ds_load<B, SX, D16>(m, w, in); }
 #define DS(NAME, B, HI) H(NAME) { ds_store(m, w, in, B, HI); }
 DL(ds_load_u8, 1, false, 0) DL(ds_load_i8, 1, true, 0) DL(ds_load_u16, 2, false, 0)
 DL(ds_load_i16, 2, true, 0) DL(ds_load_b32, 4, false, 0) DL(ds_load_b64, 8, false, 0)

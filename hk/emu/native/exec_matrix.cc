@@ -99,7 +99,7 @@ static void load_any(int t, Machine& m, Wave& w, const Opnd& o, int rows, int K,
 
 // Where element (i, j) of the M x N accumulator lives: register index and lane.
 struct Slot { int reg, lane; };
-static Slot acc_slot(Machine& m, int M, int N, int i, int j, bool wmma, int cbits) {
+static inline Slot acc_slot(Machine& m, int M, int N, int i, int j, bool wmma, int cbits) {
   if (wmma) {
     if (m.family == RDNA3) return {i / 2, j + 16 * (i % 2)};          // row 2v + lane/16
     return {i % 8, j + 16 * (i / 8)};                                 // row 8*(lane/16) + v
@@ -108,6 +108,28 @@ static Slot acc_slot(Machine& m, int M, int N, int i, int j, bool wmma, int cbit
   if (M == 16 && N == 16) return {i % 4, j + 16 * (i / 4)};
   if (M == 32 && N == 32) return {4 * (i / 8) + (i % 4), j + 32 * ((i / 4) % 2)};
   return {-1, -1};
+}
+
+// The dot products of row `ar` with the four rows of `b` (K apart), K a multiple of 4: p[j][u]
+// sums the products of the k = u (mod 4), in order. Written with two-double vectors so that
+// the sixteen sums stay in registers; each lane is the same IEEE arithmetic as scalar code.
+typedef double v2d __attribute__((vector_size(16)));
+static inline v2d ld2(const double* p) { v2d v; std::memcpy(&v, p, sizeof v); return v; }
+static void dot4(const double* ar, const double* b, int K, double (*p)[4]) {
+  v2d lo[4] = {}, hi[4] = {};
+  for (int k = 0; k < K; k += 4) {
+    v2d al = ld2(ar + k), ah = ld2(ar + k + 2);
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      lo[j] += al * ld2(b + j * K + k);
+      hi[j] += ah * ld2(b + j * K + k + 2);
+    }
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < 4; ++j) {
+    p[j][0] = lo[j][0]; p[j][1] = lo[j][1];
+    p[j][2] = hi[j][0]; p[j][3] = hi[j][1];
+  }
 }
 
 static void matrix(Machine& m, Wave& w, const Inst& in, bool wmma) {
@@ -135,31 +157,47 @@ static void matrix(Machine& m, Wave& w, const Inst& in, bool wmma) {
   bool sa = in.neg_lo & 1, sb = (in.neg_lo >> 1) & 1;                  // iu8/iu4 signedness
   bool intmode = ta == E_I8 || ta == E_U8 || ta == E_IU8 || ta == E_I4 || ta == E_U4 || ta == E_IU4;
   bool fneg = !intmode;
-  // A as a[i][k] and B transposed as bt[j][k], so each dot product walks memory in order.
-  static thread_local double a[32 * 64], bt[32 * 64];
+  // A as a[i][k] and B transposed as bt[j][k], so each dot product walks memory in order. On the
+  // stack: a thread_local costs a call to find it in a dynamically loaded module.
+  double a[32 * 64], bt[32 * 64];
   if (M * K > 32 * 64 || N * K > 32 * 64) m.fail(w, in, "matrix shape too large");
   load_any(ta, m, w, A, M, K, kpl, a, sa, fneg && (in.neg_lo & 1), fneg && (in.neg_hi & 1));
   load_any(tb, m, w, B, N, K, kpl, bt, sb, fneg && (in.neg_lo & 2), fneg && (in.neg_hi & 2));
   bool c_hi = c16 && wmma && m.family == RDNA3 && ((in.opsel >> 2) & 1);
   bool c64 = tc == E_F64;
-  static thread_local uint32_t out[16 * LANES];
+  uint32_t out[16 * LANES];
   if (creg > 16) m.fail(w, in, "matrix accumulator too large");
   for (int r = 0; r < creg; ++r) std::memcpy(&out[r * LANES], w.vr(D.reg + r), LANES * 4);
   // The common case, float products into an f32 accumulator in VGPRs with no modifier on C.
   if (!intmode && tc == E_F32 && C.kind == K_VGPR && !((in.neg_hi >> 2) & 1) && !((in.neg_lo >> 2) & 1)) {
-    for (int i = 0; i < M; ++i)
-      for (int j = 0; j < N; ++j) {
-        Slot sl = acc_slot(m, M, N, i, j, wmma, cbits);
-        const double* ar = a + i * K;
-        const double* br = bt + j * K;
-        double p[4] = {0, 0, 0, 0};
-        int k = 0;
-        for (; k + 4 <= K; k += 4)
-          for (int u = 0; u < 4; ++u) p[u] += ar[k + u] * br[k + u];
-        for (; k < K; ++k) p[0] += ar[k] * br[k];
-        double acc = (p[0] + p[1]) + (p[2] + p[3]) + double(bf(w.vr(C.reg + sl.reg)[sl.lane]));
-        out[size_t(sl.reg) * LANES + sl.lane] = fb(float(acc));
-      }
+    if (K % 4 == 0) {
+      // Four outputs at a time: their sums are independent, so they overlap instead of waiting
+      // on one another's additions; each is summed in the same order as below.
+      for (int i = 0; i < M; ++i)
+        for (int j0 = 0; j0 < N; j0 += 4) {
+          double p[4][4];
+          dot4(a + i * K, bt + j0 * K, K, p);
+          for (int jj = 0; jj < 4; ++jj) {
+            Slot sl = acc_slot(m, M, N, i, j0 + jj, wmma, cbits);
+            double acc = (p[jj][0] + p[jj][1]) + (p[jj][2] + p[jj][3]) + double(bf(w.vr(C.reg + sl.reg)[sl.lane]));
+            out[size_t(sl.reg) * LANES + sl.lane] = fb(float(acc));
+          }
+        }
+    } else {
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+          Slot sl = acc_slot(m, M, N, i, j, wmma, cbits);
+          const double* ar = a + i * K;
+          const double* br = bt + j * K;
+          double p[4] = {0, 0, 0, 0};
+          int k = 0;
+          for (; k + 4 <= K; k += 4)
+            for (int u = 0; u < 4; ++u) p[u] += ar[k + u] * br[k + u];
+          for (; k < K; ++k) p[0] += ar[k] * br[k];
+          double acc = (p[0] + p[1]) + (p[2] + p[3]) + double(bf(w.vr(C.reg + sl.reg)[sl.lane]));
+          out[size_t(sl.reg) * LANES + sl.lane] = fb(float(acc));
+        }
+    }
   } else {
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {

@@ -12,21 +12,24 @@ namespace emu {
 enum Space : uint8_t { S_GLOBAL, S_FLAT, S_SCRATCH, S_BUFFER };
 using Addrs = std::array<uint64_t, LANES>;
 
-// Where lane l's bytes live: global memory, LDS or the lane's private memory.
-static uint8_t* locate(Machine& m, Wave& w, uint64_t addr, int lane, uint32_t n, bool scratch, const char* what) {
+[[noreturn]] __attribute__((noinline, cold)) static void beyond(const char* what, const char* space, uint64_t off,
+                                                                 const std::string& limit) {
+  throw MemFault(std::string(what) + " of " + space + " offset " + std::to_string(off) + " is beyond the " + limit);
+}
+
+// Where lane l's bytes live: global memory, LDS or the lane's private memory. Called per lane:
+// the checks stay inline, the messages out of line.
+static inline uint8_t* locate(Machine& m, Wave& w, uint64_t addr, int lane, uint32_t n, bool scratch,
+                              const char* what) {
   uint32_t hi = uint32_t(addr >> 32);
   if (!scratch && hi == SHARED_HI) {
     uint64_t off = uint32_t(addr);
-    if (off + n > m.lds.size())
-      throw MemFault(std::string(what) + " of LDS offset " + std::to_string(off) + " is beyond the " +
-                     std::to_string(m.lds.size()) + " bytes of LDS");
+    if (off + n > m.lds.size()) beyond(what, "LDS", off, std::to_string(m.lds.size()) + " bytes of LDS");
     return m.lds.data() + off;
   }
   if (scratch || hi == PRIVATE_HI) {
     uint64_t off = uint32_t(addr);
-    if (off + n > w.psize)
-      throw MemFault(std::string(what) + " of private offset " + std::to_string(off) + " is beyond the " +
-                     std::to_string(w.psize) + " private bytes per lane");
+    if (off + n > w.psize) beyond(what, "private", off, std::to_string(w.psize) + " private bytes per lane");
     return w.scratch.data() + size_t(lane) * w.psize + off;
   }
   return m.mem->ptr(addr, n, what);
@@ -95,16 +98,17 @@ static void do_load(Machine& m, Wave& w, const Inst& in, Space sp, const Addrs& 
   uint32_t nreg = (k.bytes + 3) / 4;
   for (int l = 0; l < w.wsize; ++l) {
     if (!((mask >> l) & 1)) continue;
-    uint32_t v[4] = {0, 0, 0, 0};
-    if ((inrange >> l) & 1) std::memcpy(v, locate(m, w, a[l], l, k.bytes, sp == S_SCRATCH, "a load"), k.bytes);
+    const bool inr = (inrange >> l) & 1;
+    const uint8_t* src = inr ? locate(m, w, a[l], l, k.bytes, sp == S_SCRATCH, "a load") : nullptr;
     if (k.bytes < 4) {
-      uint32_t x = v[0];
-      if (k.sext) x = k.bytes == 1 ? uint32_t(int32_t(int8_t(x))) : uint32_t(int32_t(int16_t(x)));
+      uint32_t x = inr ? sub_dword(src, k.bytes, k.sext) : 0;
       uint32_t& d = w.vr(dst)[l];
       if (k.d16 == 1) d = (d & 0xffff0000u) | (x & 0xffff);
       else if (k.d16 == 2) d = (d & 0xffff) | (x << 16);
       else d = x;
     } else {
+      uint32_t v[4] = {0, 0, 0, 0};
+      if (inr) std::memcpy(v, src, k.bytes);
       for (uint32_t i = 0; i < nreg; ++i) w.vr(dst + int(i))[l] = v[i];
     }
   }

@@ -161,10 +161,9 @@ static bool in_group(const Pending& p, int mask) {
 // Retires ops of the group until at most n remain. In-order classes retire oldest first; SMEM may
 // retire in any order (randomised), which is why only lgkmcnt(0) orders scalar loads.
 static void drain(Machine& m, Wave& w, int mask, int n) {
-  for (;;) {
-    int count = 0;
-    for (const Pending& p : w.pend) count += in_group(p, mask);
-    if (count <= n) return;
+  int count = 0;
+  for (const Pending& p : w.pend) count += in_group(p, mask);
+  while (count > n) {
     size_t pick = w.pend.size();
     if (m.deferred()) {
       std::vector<size_t> cand;
@@ -176,11 +175,15 @@ static void drain(Machine& m, Wave& w, int mask, int n) {
         else if (!seen[p.cnt]) { seen[p.cnt] = true; cand.push_back(i); }
       }
       pick = cand[m.rng() % cand.size()];
+      retire_at(m, w, pick);              // may retire older ops of the group too: count again
+      count = 0;
+      for (const Pending& p : w.pend) count += in_group(p, mask);
     } else {
       for (size_t i = 0; i < w.pend.size(); ++i)
         if (in_group(w.pend[i], mask)) { pick = i; break; }
+      retire_at(m, w, pick);              // the ops older than the first of the group are not in it
+      --count;
     }
-    retire_at(m, w, pick);
   }
 }
 

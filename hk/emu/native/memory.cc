@@ -41,7 +41,7 @@ Region* Memory::find(uint64_t addr, uint64_t n) {
   return nullptr;
 }
 
-uint8_t* Memory::ptr(uint64_t addr, uint64_t n, const char* what) {
+uint8_t* Memory::ptr_found(uint64_t addr, uint64_t n, const char* what) {
   Region* r = find(addr, n);
   if (!r) throw MemFault(std::string(what) + " of " + std::to_string(n) + " bytes at " + hex(addr) +
                          " is outside every buffer");

@@ -125,6 +125,15 @@ inline void f64src(Machine& m, Wave& w, const Inst& in, int i, uint64_t* x) {
   for (int l = 0; l < w.wsize; ++l) x[l] = (x[l] & a) ^ ng;
 }
 
+// A 1- or 2-byte value from memory, zero- or sign-extended. Read at its own width: copying it
+// into a wider zeroed word and reading that back stalls on store-to-load forwarding.
+inline uint32_t sub_dword(const uint8_t* p, uint32_t bytes, bool sext) {
+  if (bytes == 1) return sext ? uint32_t(int32_t(int8_t(*p))) : *p;
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return sext ? uint32_t(int32_t(int16_t(h))) : h;
+}
+
 // ---- vector destinations ----
 inline uint64_t wmask(const Wave& w, const Inst& in) {
   uint64_t e = w.exec();

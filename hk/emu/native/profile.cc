@@ -16,19 +16,29 @@ uint32_t lds_cycles(const Profile& p, int wsize, const uint32_t* addr, uint64_t 
   const uint32_t banks = p.lds_banks, word = p.lds_bank_bytes;
   const uint32_t per_group = std::max<uint32_t>(1, banks * word / std::max<uint32_t>(n, word));
   uint32_t cycles = 0;
+  // Each bank's distinct words of a group, as lists through `next` (a bank holds few of them:
+  // this is cheaper than sorting the group's words).
   uint32_t words[LANES * 4];
+  int16_t next[LANES * 4], head[128];
+  uint32_t per_bank[128];
   for (int g = 0; g < wsize; g += int(per_group)) {
+    std::memset(head, 0xff, sizeof(int16_t) * banks);
+    std::memset(per_bank, 0, sizeof(uint32_t) * banks);
     int count = 0;
+    uint32_t worst = 0;
     for (int l = g; l < std::min<int>(wsize, g + int(per_group)); ++l) {
       if (!((mask >> l) & 1)) continue;
-      for (uint32_t b = 0; b < std::max<uint32_t>(n, 1); b += word) words[count++] = (addr[l] + off + b) / word;
+      for (uint32_t b = 0; b < std::max<uint32_t>(n, 1); b += word) {
+        uint32_t x = (addr[l] + off + b) / word, bank = x % banks;
+        int16_t i = head[bank];
+        while (i >= 0 && words[i] != x) i = next[i];
+        if (i >= 0) continue;                     // lanes reading the same word share it
+        words[count] = x;
+        next[count] = head[bank];
+        head[bank] = int16_t(count++);
+        worst = std::max(worst, ++per_bank[bank]);
+      }
     }
-    if (!count) continue;
-    std::sort(words, words + count);
-    count = int(std::unique(words, words + count) - words);
-    uint32_t per_bank[128] = {};
-    uint32_t worst = 0;
-    for (int i = 0; i < count; ++i) worst = std::max(worst, ++per_bank[words[i] % banks]);
     cycles += worst;
   }
   return cycles;

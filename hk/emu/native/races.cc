@@ -7,6 +7,8 @@
 // each other, nor do plain stores of the same byte value (Triton's warps that hold copies of a
 // value all store it). A global->LDS copy writes when its wave's wait retires it. Every bitmap
 // empties when a barrier completes: what came before it is ordered before what comes after.
+// Only another wave's write consults a read bitmap, so reads that met no rival are set in it
+// when one does (settle), in program order, and most never are.
 // (A gfx12 wave that signals a barrier and accesses LDS before waiting on it is counted in the
 // interval the barrier ends.)
 #include <algorithm>
@@ -33,6 +35,30 @@ inline void set_bits(uint64_t* bits, uint32_t lo, uint32_t n) {
   if (from + n > 64) bits[word + 1] |= (1ull << (from + n - 64)) - 1;
 }
 
+// set_bits for the lanes of one instruction: their bytes mostly fall in the same or the next
+// word, so the bits gather in a register and reach memory once per word.
+struct BitSink {
+  uint64_t* bits;
+  uint32_t word = ~0u;
+  uint64_t acc = 0;
+  void put(uint32_t w, uint64_t mask) {
+    if (w != word) {
+      flush();
+      word = w;
+      acc = 0;
+    }
+    acc |= mask;
+  }
+  void add(uint32_t lo, uint32_t n) {
+    uint32_t w = lo >> 6, from = lo & 63;
+    put(w, ((1ull << n) - 1) << from);
+    if (from + n > 64) put(w + 1, (1ull << (from + n - 64)) - 1);
+  }
+  void flush() {
+    if (word != ~0u) bits[word] |= acc;
+  }
+};
+
 uint32_t first_bit(const LdsBits& s, uint32_t lo, uint32_t hi) {
   for (uint32_t b = lo; b < hi; ++b)
     if ((s.bits[b / 64] >> (b % 64)) & 1) return b;
@@ -44,6 +70,7 @@ void clear(LdsBits& s) {
   s.lo = ~0u;
   s.hi = 0;
   s.log.clear();
+  s.later.clear();
 }
 
 // The instruction of `s`'s log that spanned `byte` (the latest such).
@@ -89,12 +116,15 @@ inline void check(Machine& m, Wave& w, const Inst& in, const Rival* rivals, size
   }
 }
 
+void settle(Machine& m, LdsBits& s);
+
 // The other waves' bits an access of `kind` over [lo, hi) may race with.
 size_t rivals_of(Machine& m, const Wave& w, LdsAccess kind, uint32_t lo, uint32_t hi, Rival* out) {
   size_t count = 0;
   for (size_t x = 0; x < m.lds_bits.size(); ++x) {
     if (int(x) == w.id) continue;
-    const WaveLds& o = m.lds_bits[x];
+    WaveLds& o = m.lds_bits[x];
+    if (kind != LDS_READ) settle(m, o.read);
     auto add = [&](const LdsBits& s, const char* what) {
       if (s.lo < hi && lo < s.hi) out[count++] = Rival{&s, int(x), what};
     };
@@ -118,11 +148,55 @@ void record(LdsBits& s, uint32_t lo, uint32_t hi, uint32_t pc) {
   s.log.push_back({pc, lo, hi});
 }
 
+// Sets the bits of an access no other wave's bits meet, and logs it; lane l stores values + 16 l.
+void mark(Machine& m, LdsBits& bits, const uint32_t* addr, int wsize, uint64_t mask, uint32_t off, uint32_t n,
+          uint32_t pc, const uint8_t* values) {
+  const uint32_t size = uint32_t(m.lds_stored.size());
+  uint32_t lo_all = ~0u, hi_all = 0;
+  BitSink sink{bits.bits.data()};
+  for (int l = 0; l < wsize; ++l) {
+    if (!((mask >> l) & 1)) continue;
+    uint32_t lo = addr[l] + off;
+    if (lo >= size || lo + n > size) continue;   // the access itself faults
+    lo_all = std::min(lo_all, lo);
+    hi_all = std::max(hi_all, lo + n);
+    sink.add(lo, n);
+    if (values) std::memcpy(&m.lds_stored[lo], values + size_t(l) * 16, n);
+  }
+  sink.flush();
+  if (lo_all < hi_all) record(bits, lo_all, hi_all, pc);
+}
+
+// Sets the reads `s` put off, in program order.
+void settle(Machine& m, LdsBits& s) {
+  for (const LdsBits::Lanes& r : s.later) mark(m, s, r.addr, r.wsize, r.mask, r.off, r.n, r.pc, nullptr);
+  s.later.clear();
+}
+
 // The lanes of `mask` each access n bytes at addr[l] + off; lane l stores values + 16 l.
 void access(Machine& m, Wave& w, const Inst& in, const uint32_t* addr, uint64_t mask, uint32_t off, uint32_t n,
             LdsAccess kind, const uint8_t* values) {
   WaveLds& mine = m.lds_bits[size_t(w.id)];
   LdsBits& bits = kind == LDS_READ ? mine.read : kind == LDS_WRITE ? mine.write : mine.atomic;
+  Rival rivals[3 * 32];
+  // Nothing another wave did anywhere in LDS can race with this access (the common case): it
+  // only has to be recorded, and a read not even now.
+  if (rivals_of(m, w, kind, 0, uint32_t(m.lds_stored.size()), rivals) == 0) {
+    if (kind == LDS_READ) {
+      bits.later.emplace_back();
+      LdsBits::Lanes& r = bits.later.back();
+      std::memcpy(r.addr, addr, sizeof(uint32_t) * size_t(w.wsize));
+      r.mask = mask;
+      r.off = off;
+      r.n = n;
+      r.pc = in.pc;
+      r.wsize = w.wsize;
+    } else {
+      mark(m, bits, addr, w.wsize, mask, off, n, in.pc, values);
+    }
+    return;
+  }
+  settle(m, bits);                                // the log stays in program order
   const uint32_t size = uint32_t(m.lds_stored.size());
   uint32_t lo_all = ~0u, hi_all = 0;
   for (int l = 0; l < w.wsize; ++l) {
@@ -133,18 +207,19 @@ void access(Machine& m, Wave& w, const Inst& in, const uint32_t* addr, uint64_t 
     hi_all = std::max(hi_all, lo + n);
   }
   if (lo_all >= hi_all) return;
-  Rival rivals[3 * 32];
   size_t count = rivals_of(m, w, kind, lo_all, hi_all, rivals);
-  uint64_t* mybits = bits.bits.data();
+  // The wave's own bits are not among its rivals: they may be set after the checks.
+  BitSink mine_bits{bits.bits.data()};
   for (int l = 0; l < w.wsize; ++l) {
     if (!((mask >> l) & 1)) continue;
     uint32_t lo = addr[l] + off;
     if (lo >= size || lo + n > size) continue;
     const uint8_t* value = values ? values + size_t(l) * 16 : nullptr;
     if (count) check(m, w, in, rivals, count, lo, n, kind, value);
-    set_bits(mybits, lo, n);
+    mine_bits.add(lo, n);
     if (value) std::memcpy(&m.lds_stored[lo], value, n);
   }
+  mine_bits.flush();
   record(bits, lo_all, hi_all, in.pc);
 }
 
