@@ -69,7 +69,7 @@ class Device:
     l2_latency: float
     dram_latency: float
     launch_s: float
-    model: dict                   # the calibrated parameters (hk/target/perf.json "model")
+    model: dict                   # the calibrated parameters and "error" (hk/target/perf.json "model")
 
     @property
     def target(self):
@@ -153,7 +153,9 @@ def _read(path):
         raise FactsError("the device facts %s are not JSON: %s" % (path, e)) from None
 
 
-def _parse(raw, base_archs=None, where="hk/target/perf.json"):
+def _parse(raw, base_archs=None, where="hk/target/perf.json", base_model=None):
+    """(archs, devices, raw) of a facts file; a user's file takes the project's model (its
+    calibrated parameters and stated error) unless it gives its own."""
     if not isinstance(raw, dict):
         raise FactsError("%s holds no object of device facts" % where)
     archs = dict(base_archs or {})
@@ -162,8 +164,9 @@ def _parse(raw, base_archs=None, where="hk/target/perf.json"):
             raise FactsError("%s gives timing facts of %r, which is not an hk target" % (where, arch),
                              hint="use one of " + ", ".join(target_facts.archs()))
         archs[arch] = _arch(arch, a)
-    model = raw.get("model") or {}
-    devices = {name: _device(name, d, archs, model.get("parameters", {})) for name, d in (raw.get("devices") or {}).items()}
+    model = raw.get("model") or base_model or {}
+    parameters = dict(model.get("parameters") or {}, error=model.get("error", 0.5))
+    devices = {name: _device(name, d, archs, parameters) for name, d in (raw.get("devices") or {}).items()}
     return archs, devices, raw
 
 
@@ -171,15 +174,15 @@ def _parse(raw, base_archs=None, where="hk/target/perf.json"):
 def _known():
     archs, devices, raw = _parse(_read(_PATH))
     for path in filter(None, os.environ.get("HK_PERF_DEVICES", "").split(os.pathsep)):
-        _, more, _ = _parse(_read(path), archs, path)
+        _, more, _ = _parse(_read(path), archs, path, raw.get("model"))
         devices.update(more)
     return archs, devices, raw
 
 
 def load(path):
     """The devices of a facts file of hk/target/perf.json's shape, by name (they join the known ones)."""
-    archs, devices, _ = _known()
-    _, more, _ = _parse(_read(path), archs, path)
+    archs, devices, raw = _known()
+    _, more, _ = _parse(_read(path), archs, path, raw.get("model"))
     devices.update(more)
     return more
 

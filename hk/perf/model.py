@@ -135,7 +135,11 @@ def predict_code_object(code_object, kernel_name, grid, block, args, *, device=N
     if min(grid) < 1 or threads < 1:
         raise PerfError("a launch has at least one workgroup of at least one work-item, not grid %s block %s"
                         % (grid, block))
-    data = open(code_object, "rb").read() if not isinstance(code_object, (bytes, bytearray)) else bytes(code_object)
+    if isinstance(code_object, (bytes, bytearray)):
+        data = bytes(code_object)
+    else:
+        with open(code_object, "rb") as f:
+            data = f.read()
     metas = [m for m in metadata.read(data) if m.name == kernel_name]
     if not metas:
         raise PerfError("the code object has no kernel %r" % (kernel_name,),
@@ -192,8 +196,14 @@ def predict_code_object(code_object, kernel_name, grid, block, args, *, device=N
     bound = _bound(busy, occupancy.waves_per_simd)
     return Prediction(kernel=kernel_name, device=dev.name, arch=co.arch, seconds=seconds, flops=flops,
                       dram_bytes=dram, peak=peak, percent_of_peak=percent, bound=bound,
-                      error=float(dev.model.get("error", 0.25)), waves_per_simd=occupancy.waves_per_simd,
+                      error=stated_error(dev), waves_per_simd=occupancy.waves_per_simd,
                       workgroups=total, profiled=tuple(workgroups), busy=busy)
+
+
+def stated_error(dev):
+    """The model's stated relative error on `dev`'s architecture (hk/target/perf.json)."""
+    error = dev.model.get("error", 0.5)
+    return float(error.get(dev.arch, max(error.values())) if isinstance(error, dict) else error)
 
 
 def _sustained(dev):
@@ -252,5 +262,4 @@ def _unit(dev, wave_size, units, miss_cycles):
         l2_latency=dev.l2_latency, dram_latency=dev.dram_latency,
         miss_cycles=miss_cycles, l2_bytes_per_cycle=dev.l2_bytes_per_clock / units, smem_latency=p.get("smem_latency", 200.0),
         barrier_cycles=p.get("barrier_cycles", 16.0), workgroup_cycles=p.get("workgroup_cycles", 300.0),
-        stores_on_vm=dev.arch.startswith("gfx9"),
-        matrix_valu_cycles=0.0 if dev.matrix_on_valu else float(p.get("matrix_valu_cycles", 0.0)))
+        stores_on_vm=dev.arch.startswith("gfx9"))

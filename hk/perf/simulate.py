@@ -52,7 +52,6 @@ class Unit:
     barrier_cycles: float
     workgroup_cycles: float       # starting a workgroup
     stores_on_vm: bool            # gfx9: stores and copies count on vmcnt
-    matrix_valu_cycles: float = 0.0   # CDNA: the vector ALU's issue waits this long after a matrix instruction
 
 
 @dataclasses.dataclass
@@ -156,8 +155,6 @@ def run(unit, workgroups, resident, hit_fraction, distinct=(1.0, 1.0)):
             matrix_busy[s] += cost
             if unit.matrix_on_valu:
                 valu_free[s] = t + cost
-            elif unit.matrix_valu_cycles:
-                valu_free[s] = max(valu_free[s], t + unit.matrix_valu_cycles)
         elif c == I.LDS:
             cycles = max(1.0, w.b[i] * unit.lds_scale)
             begin = max(t, lds_free)
