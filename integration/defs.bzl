@@ -1,11 +1,13 @@
 """engine_py_test: a pytest file run inside an engine's environment against hk's wheels."""
 
+load("//tests:defs.bzl", "TOOLCHAIN_DATA", "TOOLCHAIN_ENV")
+
 _WHEELS = [
     "//dist:hk_dsl",
     "//dist:hk_engine",
 ]
 
-def engine_py_test(name, src, engine, wheel, data = [], size = "large", **kwargs):
+def engine_py_test(name, src, engine, wheel, data = [], size = "large", toolchain = False, env = {}, **kwargs):
     """A test of an engine plugin, run by the engine's own interpreter (@<engine>_env) with
     hk-dsl, hk-engine and the plugin's wheel unpacked into its temporary directory.
 
@@ -14,8 +16,10 @@ def engine_py_test(name, src, engine, wheel, data = [], size = "large", **kwargs
       src: the pytest file.
       engine: "vllm" or "sglang" (the environment @<engine>_env).
       wheel: the plugin's wheel target.
-      data: more files the test reads (a conftest.py beside it, ...).
+      data: more files the test reads (a conftest.py beside it, a model, ...).
       size: the Bazel test size.
+      toolchain: whether hk compiles kernels (HK_DEVICE=emu): adds the hermetic toolchain.
+      env: more environment variables of the test.
       **kwargs: passed to py_test.
 
     Example:
@@ -31,7 +35,8 @@ def engine_py_test(name, src, engine, wheel, data = [], size = "large", **kwargs
         args = ["--python=$(rootpath %s)" % python] +
                ["--wheel=$(rootpath %s)" % w for w in wheels] +
                ["$(rootpath %s)" % src],
-        data = [src, python] + wheels + data,
+        data = [src, python] + wheels + data + (TOOLCHAIN_DATA + ["//hk/include:headers"] if toolchain else []),
+        env = dict(TOOLCHAIN_ENV, **env) if toolchain else env,
         size = size,
         **kwargs
     )
