@@ -56,8 +56,8 @@ def main(argv):
         model = FLAGS.model or models.write("llama", os.path.join(tmp, "tiny-llama"))
         texts, start, generate = serve(model)
     runner = "the emulator (%s)" % FLAGS.arch if FLAGS.device == "emu" else "the interpreter"
-    print("\nvLLM on hk's kernels on %s: started in %.1f s, %d tokens a prompt in %.1f s" % (
-        runner, start, FLAGS.tokens, generate))
+    print("\nvLLM on hk's kernels on %s: started in %.1f s, %d tokens a prompt in %.1f s (%.2f s a token, "
+          "the %d prompts batched)" % (runner, start, FLAGS.tokens, generate, generate / FLAGS.tokens, len(PROMPTS)))
     for prompt, text in zip(PROMPTS, texts):
         print("  %r -> %r" % (prompt, text))
     print("calls, by the kernel that served them:")

@@ -7,7 +7,7 @@ _WHEELS = [
     "//dist:hk_engine",
 ]
 
-def engine_py_test(name, src, engine, wheel, data = [], size = "large", toolchain = False, env = {}, **kwargs):
+def engine_py_test(name, src, engine, wheel, data = [], size = "large", toolchain = False, env = {}, pytest_args = [], **kwargs):
     """A test of an engine plugin, run by the engine's own interpreter (@<engine>_env) with
     hk-dsl, hk-engine and the plugin's wheel unpacked into its temporary directory.
 
@@ -20,6 +20,8 @@ def engine_py_test(name, src, engine, wheel, data = [], size = "large", toolchai
       size: the Bazel test size.
       toolchain: whether hk compiles kernels (HK_DEVICE=emu): adds the hermetic toolchain.
       env: more environment variables of the test.
+      pytest_args: more arguments of pytest, after the file (["--capture=sys"]: what the test
+        prints to sys.__stdout__ reaches the test's log, passed or failed).
       **kwargs: passed to py_test.
 
     Example:
@@ -34,7 +36,7 @@ def engine_py_test(name, src, engine, wheel, data = [], size = "large", toolchai
         main = "//integration:run_in_env.py",
         args = ["--python=$(rootpath %s)" % python] +
                ["--wheel=$(rootpath %s)" % w for w in wheels] +
-               ["$(rootpath %s)" % src],
+               ["$(rootpath %s)" % src] + pytest_args,
         data = [src, python] + wheels + data + (TOOLCHAIN_DATA + ["//hk/include:headers"] if toolchain else []),
         env = dict(TOOLCHAIN_ENV, **env) if toolchain else env,
         size = size,

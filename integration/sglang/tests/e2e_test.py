@@ -11,6 +11,7 @@ hk's backend through SGLang's registry: every attention, linear and RMSNorm call
 import json
 import os
 import sys
+import tempfile
 import time
 
 import pytest
@@ -35,6 +36,12 @@ def engine(tmp_path_factory):
     """(sglang.Engine, the prefix of its processes' counter files), shut down after the module."""
     prefix = tmp_path_factory.mktemp("counters") / "counters"
     os.environ["HK_ENGINE_COUNTERS"] = str(prefix)  # read by every process SGLang starts
+    # SGLang's sockets between its processes are tempfile's names: relative to the working
+    # directory, the test's temporary one (a socket's path is limited to 107 bytes; tempfile keeps
+    # "." as it is and makes any other directory absolute).
+    assert os.path.realpath(os.getcwd()).startswith(os.path.realpath(os.environ["TEST_TMPDIR"]))
+    os.environ["TMPDIR"] = os.curdir
+    tempfile.tempdir = None  # computed again, from TMPDIR
     import sglang
 
     eng = sglang.Engine(model_path=model(), device="cpu", attention_backend="hk", page_size=16,

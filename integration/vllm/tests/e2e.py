@@ -38,7 +38,8 @@ CALLS = {
 
 
 def report(text):
-    """Into the test's log, passed or failed (pytest shows what a passing test prints to stdout nowhere)."""
+    """Into the test's log, passed or failed: the end-to-end targets run pytest with --capture=sys,
+    which leaves sys.__stdout__ the log's."""
     print(text, file=sys.__stdout__, flush=True)
 
 

@@ -49,8 +49,11 @@ def server(tmp_path_factory):
     """(base URL, counters prefix): `vllm serve` of the model, stopped after the module's tests."""
     tmp = tmp_path_factory.mktemp("serve")
     port = free_port()
+    # Its files in the test's temporary directory: tempfile's, and the sockets between its processes
+    # relative to their working directory, the test's (a socket's path is limited to 107 bytes).
+    assert os.path.realpath(os.getcwd()).startswith(os.path.realpath(os.environ["TEST_TMPDIR"]))
     env = dict(os.environ, HK_VLLM_CPU="1", VLLM_ENABLE_V1_MULTIPROCESSING="1",
-               HK_ENGINE_COUNTERS=str(tmp / "counters"))
+               HK_ENGINE_COUNTERS=str(tmp / "counters"), TMPDIR=str(tmp), VLLM_RPC_BASE_PATH=".")
     # `vllm serve`: the module behind vLLM's `vllm` command, run by this environment's interpreter.
     vllm = [sys.executable, "-m", "vllm.entrypoints.cli.main"]
     log = open(tmp / "server.log", "w")
