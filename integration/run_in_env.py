@@ -44,8 +44,10 @@ def main(argv):
         VLLM_CACHE_ROOT=os.path.join(tmp, "vllm-cache"),
         TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor-cache"),
         HOME=os.path.join(tmp, "home"),
+        TMPDIR=os.path.join(tmp, "tmp"),  # tempfile's (an engine's scratch files, an example's model)
     )
-    os.makedirs(env["HOME"], exist_ok=True)
+    for var in ("HOME", "TMPDIR"):
+        os.makedirs(env[var], exist_ok=True)
     python = os.path.abspath(args.python)
     cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp=" + os.path.join(tmp, "pytest"),
            "--rootdir=" + test_dir, os.path.abspath(args.test)] + rest

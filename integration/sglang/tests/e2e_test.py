@@ -8,6 +8,7 @@ Checked from outside, by the counters every process writes (HK_ENGINE_COUNTERS):
 SGLang starts loaded hk's plugin through SGLang's own loader, and the scheduler's ModelRunner built
 hk's backend through SGLang's registry: every attention, linear and RMSNorm call was hk's."""
 
+import dataclasses
 import json
 import os
 import sys
@@ -32,16 +33,41 @@ def model():
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory):
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+def relative_sockets(monkeypatch):
+    """SGLang's sockets between its processes in the test's temporary directory. SGLang names them
+    after files tempfile makes (in TMPDIR), by their absolute paths, and the test's directory is
+    too deep for a socket's (at most 107 bytes): here the names are relative to the working
+    directory, the test's, which the processes SGLang starts share."""
+    from sglang.srt.server_args import PortArgs
+
+    cwd = os.path.realpath(os.getcwd())
+    assert cwd.startswith(os.path.realpath(os.environ["TEST_TMPDIR"]))
+    monkeypatch.setenv("TMPDIR", cwd)
+    monkeypatch.setattr(tempfile, "tempdir", None)  # computed again, from TMPDIR
+    init_new = PortArgs.init_new
+
+    def init_new_relative(*args, **kwargs):
+        ports = init_new(*args, **kwargs)
+        for field in dataclasses.fields(ports):
+            name = getattr(ports, field.name)
+            if isinstance(name, str) and name.startswith("ipc://"):
+                setattr(ports, field.name, "ipc://" + os.path.relpath(name[len("ipc://"):], cwd))
+        return ports
+
+    monkeypatch.setattr(PortArgs, "init_new", staticmethod(init_new_relative))
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory, monkeypatch_module):
     """(sglang.Engine, the prefix of its processes' counter files), shut down after the module."""
     prefix = tmp_path_factory.mktemp("counters") / "counters"
     os.environ["HK_ENGINE_COUNTERS"] = str(prefix)  # read by every process SGLang starts
-    # SGLang's sockets between its processes are tempfile's names: relative to the working
-    # directory, the test's temporary one (a socket's path is limited to 107 bytes; tempfile keeps
-    # "." as it is and makes any other directory absolute).
-    assert os.path.realpath(os.getcwd()).startswith(os.path.realpath(os.environ["TEST_TMPDIR"]))
-    os.environ["TMPDIR"] = os.curdir
-    tempfile.tempdir = None  # computed again, from TMPDIR
+    relative_sockets(monkeypatch_module)
     import sglang
 
     eng = sglang.Engine(model_path=model(), device="cpu", attention_backend="hk", page_size=16,

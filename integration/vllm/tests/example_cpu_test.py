@@ -10,15 +10,14 @@ import sys
 
 def test_the_example_serves_the_tiny_model_on_hks_kernels():
     path = os.path.join(os.environ["TEST_SRCDIR"], "hk_dsl", "examples", "12_engine_on_cpu.py")
-    # The example writes its model into a temporary directory: the test's own.
-    env = dict(os.environ, TMPDIR=os.environ["TEST_TMPDIR"])
     run = subprocess.run([sys.executable, path, "--device=interp", "--tokens=2"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, universal_newlines=True, timeout=800, env=env)
+                         stderr=subprocess.PIPE, universal_newlines=True, timeout=800)
     assert run.returncode == 0, run.stderr[-4000:]
     out = run.stdout
     print(out, file=sys.__stdout__)
     assert "vLLM on hk's kernels on the interpreter: started in" in out
-    assert os.environ["TEST_TMPDIR"] + "/" in out + run.stderr  # the model vLLM says it loads
+    # The example wrote its model into a temporary directory: the test's own (run_in_env's TMPDIR).
+    assert os.environ["TEST_TMPDIR"] + "/" in out + run.stderr
     texts = re.findall(r"^  '(.*)' -> '(.*)'$", out, re.M)
     assert [p for p, _ in texts] == ["The kernel reads a tile of the matrix", "A request arrives with a prompt;"]
     assert all(t for _, t in texts)
