@@ -1,11 +1,13 @@
 """engine_py_test: a pytest file run inside an engine's environment against hk's wheels."""
 
+load("//tests:defs.bzl", "TOOLCHAIN_DATA", "TOOLCHAIN_ENV")
+
 _WHEELS = [
     "//dist:hk_dsl",
     "//dist:hk_engine",
 ]
 
-def engine_py_test(name, src, engine, wheel, data = [], size = "large", **kwargs):
+def engine_py_test(name, src, engine, wheel, data = [], size = "large", toolchain = False, env = {}, pytest_args = [], **kwargs):
     """A test of an engine plugin, run by the engine's own interpreter (@<engine>_env) with
     hk-dsl, hk-engine and the plugin's wheel unpacked into its temporary directory.
 
@@ -14,8 +16,12 @@ def engine_py_test(name, src, engine, wheel, data = [], size = "large", **kwargs
       src: the pytest file.
       engine: "vllm" or "sglang" (the environment @<engine>_env).
       wheel: the plugin's wheel target.
-      data: more files the test reads (a conftest.py beside it, ...).
+      data: more files the test reads (a conftest.py beside it, a model, ...).
       size: the Bazel test size.
+      toolchain: whether hk compiles kernels (HK_DEVICE=emu): adds the hermetic toolchain.
+      env: more environment variables of the test.
+      pytest_args: more arguments of pytest, after the file (["--capture=sys"]: what the test
+        prints to sys.__stdout__ reaches the test's log, passed or failed).
       **kwargs: passed to py_test.
 
     Example:
@@ -30,8 +36,9 @@ def engine_py_test(name, src, engine, wheel, data = [], size = "large", **kwargs
         main = "//integration:run_in_env.py",
         args = ["--python=$(rootpath %s)" % python] +
                ["--wheel=$(rootpath %s)" % w for w in wheels] +
-               ["$(rootpath %s)" % src],
-        data = [src, python] + wheels + data,
+               ["$(rootpath %s)" % src] + pytest_args,
+        data = [src, python] + wheels + data + (TOOLCHAIN_DATA + ["//hk/include:headers"] if toolchain else []),
+        env = dict(TOOLCHAIN_ENV, **env) if toolchain else env,
         size = size,
         **kwargs
     )

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import zipfile
 
+TOOLCHAIN_PATHS = ("HK_CLANG", "HK_ROCM_ROOT", "HK_ROCM_VERSION_FILE", "HK_LLVM_BIN")
+
 
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -25,6 +27,10 @@ def main(argv):
         with zipfile.ZipFile(wheel) as z:
             z.extractall(site)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "RUNFILES"))}
+    # The hermetic toolchain's paths are relative to the runfiles; the test runs elsewhere.
+    for var in TOOLCHAIN_PATHS:
+        if env.get(var):
+            env[var] = os.path.abspath(env[var])
     test_dir = os.path.dirname(os.path.abspath(args.test))
     env.update(
         PYTHONPATH=os.pathsep.join([site, test_dir]),
@@ -33,10 +39,15 @@ def main(argv):
         HK_CACHE_DIR=os.path.join(tmp, "hk-cache"),
         XDG_CACHE_HOME=os.path.join(tmp, "xdg-cache"),
         TRITON_CACHE_DIR=os.path.join(tmp, "triton-cache"),
+        HF_HOME=os.path.join(tmp, "hf"),
         HF_HUB_OFFLINE="1",
+        VLLM_CACHE_ROOT=os.path.join(tmp, "vllm-cache"),
+        TORCHINDUCTOR_CACHE_DIR=os.path.join(tmp, "inductor-cache"),
         HOME=os.path.join(tmp, "home"),
+        TMPDIR=os.path.join(tmp, "tmp"),  # tempfile's (an engine's scratch files, an example's model)
     )
-    os.makedirs(env["HOME"], exist_ok=True)
+    for var in ("HOME", "TMPDIR"):
+        os.makedirs(env[var], exist_ok=True)
     python = os.path.abspath(args.python)
     cmd = [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--basetemp=" + os.path.join(tmp, "pytest"),
            "--rootdir=" + test_dir, os.path.abspath(args.test)] + rest

@@ -5,8 +5,10 @@
 The environment lives at <root>/<name>-<key>, the key a digest of the requirements and of the
 interpreter, so a changed pin builds a new one beside the old. It is built under a temporary
 name and renamed into place, under a lock: a crash leaves no half environment, and two builds
-take turns. Prints the environment's interpreter. Standard library only: the repository rule
-that runs it runs before any project environment is known to Bazel.
+take turns. The scripts pip writes into bin/ (console commands, activate) name the temporary
+directory; they are pointed at the final one before the rename. Prints the environment's
+interpreter. Standard library only: the repository rule that runs it runs before any project
+environment is known to Bazel.
 """
 
 import argparse
@@ -34,6 +36,26 @@ def key_of(requirements, python):
         return hashlib.sha256(f.read() + b"\0" + os.path.realpath(python).encode()).hexdigest()[:16]
 
 
+def relocate(bin_dir, old, new):
+    """Rewrites the text files of bin_dir that name directory `old` (shebangs, activate scripts)
+    to name `new`; returns the names of the files rewritten."""
+    rewritten = []
+    for entry in sorted(os.listdir(bin_dir)):
+        path = os.path.join(bin_dir, entry)
+        if os.path.islink(path) or not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            data = f.read()
+        if old.encode() not in data or b"\0" in data:
+            continue
+        mode = os.stat(path).st_mode
+        with open(path, "wb") as f:
+            f.write(data.replace(old.encode(), new.encode()))
+        os.chmod(path, mode)
+        rewritten.append(entry)
+    return rewritten
+
+
 def build(root, name, requirements, python, log=sys.stderr):
     env_dir = os.path.join(root, "%s-%s" % (name, key_of(requirements, python)))
     done = os.path.join(env_dir, ".hk-complete")
@@ -55,6 +77,7 @@ def build(root, name, requirements, python, log=sys.stderr):
         if result.returncode != 0:
             shutil.rmtree(tmp, ignore_errors=True)
             raise SystemExit("engine_env: pip install -r %s failed:\n%s" % (requirements, result.stdout[-6000:]))
+        relocate(os.path.join(tmp, "bin"), tmp, env_dir)
         open(os.path.join(tmp, ".hk-complete"), "w").close()
         shutil.rmtree(env_dir, ignore_errors=True)
         os.replace(tmp, env_dir)

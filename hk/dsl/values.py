@@ -52,7 +52,14 @@ class _Undefined:
     def fail(self, *args, **kwargs):
         raise TraceError("this value is %s" % self.why, hint=self.remedy)
 
-    __getattr__ = __call__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = fail
+    def __getattr__(self, name):
+        # Introspection (hasattr(v, "__dict__"), copy, pickle) asks for dunder names and expects
+        # AttributeError: the undefined markers are module globals that tools scanning modules meet.
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        self.fail()
+
+    __call__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = fail
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = fail
     __getitem__ = __neg__ = __bool__ = __iter__ = __index__ = __int__ = __float__ = fail
     __lt__ = __le__ = __gt__ = __ge__ = fail

@@ -121,6 +121,16 @@ def test_name_bound_in_one_branch_of_a_device_if():
         k.trace(arch="gfx1100")
 
 
+def test_an_undefined_value_is_an_error_where_used_and_invisible_to_introspection():
+    from hk.dsl.values import UNDEFINED
+
+    with pytest.raises(TraceError, match="only one branch"):
+        UNDEFINED.load  # noqa: B018 (a use, as a kernel's line makes it)
+    # The markers are module globals: tools that scan modules (vLLM's kernel registry does, with
+    # hasattr(value, "__dict__")) must see an object without attributes, not an error.
+    assert not hasattr(UNDEFINED, "__dict__") and not hasattr(UNDEFINED, "__wrapped__")
+
+
 def test_carried_value_changing_type():
     @hk.kernel(grid=(1,))
     def k(x: hk.Tensor[hk.fp32], n: int):

@@ -1,7 +1,9 @@
 """Calls per patch and route, per process: what an A/B run reads to know which kernels served it.
 
     hk_engine.counters.snapshot()   {"vllm.linear": {"hk": 412, "engine": 3, "engine:uncovered": 1}}
-    HK_ENGINE_COUNTERS=-            dump them to stderr at exit (or =PATH: as JSON to PATH.<pid>)
+    HK_ENGINE_COUNTERS=-            dump them to stderr at exit
+    HK_ENGINE_COUNTERS=PATH         write them as JSON to PATH.<pid> at exit, and within a second of
+                                    each change (engines kill their workers, which then never exit)
 
 A route taken for a reason other than the table's (a shape the op does not cover, a graph being
 captured before the kernel was loaded) is counted as "engine:<reason>".
@@ -13,14 +15,21 @@ import json
 import os
 import sys
 import threading
+import time
 
 _lock = threading.Lock()
 _counts = collections.defaultdict(collections.Counter)
+_changed = threading.Event()
+_writer = None  # after the first count: the thread that writes PATH.<pid> after changes, or False
+FLUSH_SECONDS = 0.5
 
 
 def count(name, route, n=1):
     with _lock:
         _counts[name][route] += n
+    _changed.set()
+    if _writer is None:
+        _start_writer()
 
 
 def snapshot():
@@ -35,13 +44,43 @@ def reset():
 
 
 def dump(where=None):
-    """Writes the counts as JSON to `where` (a path; "-" or None: stderr)."""
+    """Writes the counts as JSON to `where` (a path, as `where`.<pid>; "-" or None: stderr)."""
     text = json.dumps(snapshot(), indent=1, sort_keys=True)
     if where in (None, "-"):
         print("hk_engine counters: " + text, file=sys.stderr)
     else:
-        with open("%s.%d" % (where, os.getpid()), "w") as f:
+        path = "%s.%d" % (where, os.getpid())
+        with open(path + ".tmp", "w") as f:
             f.write(text + "\n")
+        os.replace(path + ".tmp", path)  # a reader never sees half a file
+
+
+def _start_writer():
+    global _writer
+    where = os.environ.get("HK_ENGINE_COUNTERS")
+    with _lock:
+        if _writer is not None:
+            return
+        _writer = False
+        if where and where != "-":
+            _writer = threading.Thread(target=_write_changes, args=(where,), name="hk_engine counters", daemon=True)
+            _writer.start()
+
+
+def _forget_writer():
+    global _writer
+    _writer = None  # a forked child has no threads: it starts its own
+
+
+os.register_at_fork(after_in_child=_forget_writer)
+
+
+def _write_changes(where):
+    while True:
+        _changed.wait()
+        time.sleep(FLUSH_SECONDS)
+        _changed.clear()
+        dump(where)
 
 
 def _dump_at_exit():

@@ -8,6 +8,7 @@ from hk_engine.plugin import dispatch
 from hk_engine.routing import dtype_name
 
 HALF = (torch.bfloat16, torch.float16)
+FLOATS = HALF + (torch.float32,)
 
 
 def rows(x):
@@ -31,6 +32,51 @@ def attention_facts(dtype, head_size, heads, kv_heads, seqs, tokens):
     """The routing facts of a paged attention call (prefill or decode)."""
     return {"dtype": dtype_name(dtype), "head_size": head_size, "heads": heads, "kv_heads": kv_heads,
             "seqs": seqs, "tokens": tokens}
+
+
+def _token_rows(t, tokens):
+    """Whether t has a [tokens, C] view whose rows are contiguous (hk's in-place rotary needs one)."""
+    try:
+        flat = t.view(tokens, -1)
+    except RuntimeError:
+        return False
+    return flat.numel() == 0 or flat.stride(-1) == 1
+
+
+def rotary_embedding(name, positions, query, key, head_size, cos_sin_cache, is_neox, engine_call, uncovered=None):
+    """vLLM's rotary_embedding in place on query and key by hk.ops.rotary_embedding: float q and k
+    of one dtype with contiguous heads, a rotated width (cos_sin_cache's) a multiple of 32 and at
+    most the head size; neox with a cache in q's dtype or fp32, interleaved on 16-bit q and k with
+    a cache of their dtype."""
+    import hk.ops
+
+    tokens, rot = positions.numel(), cos_sin_cache.shape[-1]
+    step = 32 if not is_neox or rot % 64 == 0 else 16
+    if (query.dtype not in FLOATS or (key is not None and key.dtype != query.dtype)
+            or cos_sin_cache.dtype not in ((query.dtype, torch.float32) if is_neox else (query.dtype,))
+            or (not is_neox and query.dtype not in HALF)):
+        uncovered = uncovered or "dtype"
+    elif cos_sin_cache.dim() != 2 or rot % 32 or rot > head_size or head_size % step:
+        uncovered = uncovered or "shape"
+    elif not all(_token_rows(t, tokens) for t in (query, key) if t is not None):
+        uncovered = uncovered or "layout"
+    facts = {"dtype": dtype_name(query.dtype), "tokens": tokens, "head_size": head_size, "rot": rot,
+             "form": "neox" if is_neox else "interleaved"}
+    return dispatch(name, "rotary", facts,
+                    lambda: hk.ops.rotary_embedding(positions, query, key, head_size, cos_sin_cache, is_neox),
+                    engine_call, uncovered=uncovered)
+
+
+def silu_and_mul(name, x, engine_call, uncovered=None):
+    """silu(x[..., :d]) * x[..., d:] by hk.ops.silu_and_mul, for bf16, fp16 or fp32 x."""
+    import hk.ops
+
+    if x.dtype not in FLOATS:
+        uncovered = uncovered or "dtype"
+    elif x.dim() == 0 or x.shape[-1] % 2:
+        uncovered = uncovered or "shape"
+    return dispatch(name, "silu_and_mul", {"dtype": dtype_name(x.dtype), "rows": rows(x), "cols": x.shape[-1] // 2},
+                    lambda: hk.ops.silu_and_mul(x), engine_call, uncovered=uncovered)
 
 
 def linear(name, x, weight, bias, engine_call, uncovered=None):

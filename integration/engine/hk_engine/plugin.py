@@ -9,6 +9,9 @@ is not as expected it warns once, naming every difference, and patches nothing. 
 applies each patch whose switch is on (hk_engine.switches); a patch's targets are replaced all
 together or not at all. `unregister` puts the originals back.
 
+Each process's registration is counted as "<engine>.plugin" with the route "patched", "refused"
+(the contract) or "off" (the switch): the counters of an engine's processes say which loaded it.
+
 In each replaced function, `dispatch` decides per call: the routing table's route for the op
 and its facts, the engine's own kernel for what the hk op does not cover, and the CUDA-graph
 contract; it counts every call.
@@ -17,6 +20,7 @@ contract; it counts every call.
 import dataclasses
 import inspect
 import logging
+import threading
 import warnings
 
 from hk_engine import capture, contract, counters, routing, switches
@@ -26,6 +30,33 @@ log = logging.getLogger("hk_engine")
 
 class EngineWarning(UserWarning):
     """The engine is not as a plugin expects: it stays stock."""
+
+
+class UncoveredWarning(UserWarning):
+    """Calls that hk's kernel does not cover (a dtype, a shape, a variant): the engine's own kernel
+    serves them."""
+
+
+_uncovered_lock = threading.Lock()
+_uncovered_seen = set()
+
+
+def count_uncovered(name, reason):
+    """Counts a call of patch `name` that hk does not cover as "engine:uncovered", and warns once
+    per process for each patch and reason."""
+    counters.count(name, "engine:uncovered")
+    with _uncovered_lock:
+        if (name, reason) in _uncovered_seen:
+            return
+        _uncovered_seen.add((name, reason))
+    warnings.warn("%s: hk's kernel does not cover these calls (%s); the engine's own kernel serves them "
+                  "(counted as engine:uncovered)" % (name, reason), UncoveredWarning, stacklevel=3)
+
+
+def reset_uncovered_warnings():
+    """Warn again for what was warned about (tests)."""
+    with _uncovered_lock:
+        _uncovered_seen.clear()
 
 
 @dataclasses.dataclass
@@ -95,12 +126,14 @@ class Plugin:
             return True
         if not switches.enabled(self.engine):
             log.info("hk %s plugin: off (%s)", self.engine, switches.variable(self.engine))
+            counters.count(self.engine + ".plugin", "off")
             return False
         problems = self.contract_problems()
         if problems:
             warnings.warn("hk's %s plugin patches nothing: %s %s is not what it was written against:\n  %s"
                           % (self.engine, self.engine, self.version, "\n  ".join(problems)), EngineWarning,
                           stacklevel=2)
+            counters.count(self.engine + ".plugin", "refused")
             return False
         try:
             for patch in self.patches:
@@ -111,6 +144,7 @@ class Plugin:
             raise
         self.registered = True
         log.info("hk %s plugin: patched %s", self.engine, ", ".join(self.names()) or "nothing")
+        counters.count(self.engine + ".plugin", "patched")
         return True
 
     def names(self):
@@ -155,7 +189,7 @@ def dispatch(name, op, facts, hk_call, engine_call, *, uncovered=None, others=No
     cannot (then the engine's); under graph capture hk only for a specialization already
     launched. `name` is the counter ("vllm.linear")."""
     if uncovered:
-        counters.count(name, "engine:uncovered")
+        count_uncovered(name, uncovered)
         return engine_call()
     route = (table or routing.table(arch or current_arch())).route(op, **facts)
     if route == routing.HK:

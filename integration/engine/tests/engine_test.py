@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 import types
 import warnings
 
@@ -34,6 +35,7 @@ def clean(monkeypatch):
     routing.clear_cache()
     counters.reset()
     capture.reset()
+    plugin.reset_uncovered_warnings()
     yield
     routing.clear_cache()
 
@@ -72,6 +74,9 @@ def test_shipped_tables_load_and_route_the_primary_target(monkeypatch):
     assert gfx1100.route("moe", dtype="bfloat16", m=256) == "hk"
     assert gfx1100.route("moe", dtype="bfloat16", m=257) == "engine"
     assert gfx1100.route("attention_decode", dtype="bfloat16", seqs=4) == "engine"
+    assert gfx1100.route("rotary", dtype="bfloat16", tokens=7, form="neox") == "hk"
+    assert gfx1100.route("silu_and_mul", dtype="float16", rows=7, cols=4096) == "hk"
+    assert routing.table("gfx950").route("rotary", dtype="bfloat16", tokens=7, form="neox") == "engine"
     assert routing.table("gfx950").route("rms_norm", dtype="bfloat16", form="fused_add") == "hk"
     assert routing.table("gfx950").route("rms_norm", dtype="bfloat16", form="plain") == "engine"
     assert routing.table("gfx942").route("linear", dtype="bfloat16", m=1) == "engine"
@@ -162,7 +167,8 @@ def test_register_patches_routes_counts_and_unregister_restores(engine, monkeypa
     assert layer.apply(None, 3) == ("engine", 3)                 # uncovered: the engine's
     assert engine.Linear.pack(1) == ("hk-pack", 1)               # a staticmethod stays one
     assert engine.rms_norm(5, None, 1e-6) == ("hk", 5)
-    assert counters.snapshot() == {"fake.linear": {"hk": 1, "engine:uncovered": 1}}
+    # One registration in this process (the plugin counts it once, a second call not again).
+    assert counters.snapshot() == {"fake.plugin": {"patched": 1}, "fake.linear": {"hk": 1, "engine:uncovered": 1}}
     p.unregister()
     assert engine.Linear.apply is original_apply and engine.Linear.__dict__["pack"] is original_pack
     assert layer.apply(None, 2) == ("engine", 2) and installed == []
@@ -195,6 +201,7 @@ def test_switches_leave_a_patch_or_the_plugin_off(engine, monkeypatch):
     monkeypatch.setenv("HK_FAKE", "0")
     assert not make_plugin(engine).register()
     assert engine.Linear().apply(None, 2) == ("engine", 2)
+    assert counters.snapshot()["fake.plugin"] == {"patched": 1, "off": 1}
 
 
 @pytest.mark.parametrize("change, expected", [
@@ -216,6 +223,25 @@ def test_an_engine_not_as_expected_stays_stock_with_one_warning(engine, change, 
     assert len(caught) == 1 and issubclass(caught[0].category, plugin.EngineWarning)
     assert expected in str(caught[0].message), str(caught[0].message)
     assert engine.Linear.apply is apply and p.names() == []
+    assert counters.snapshot() == {"fake.plugin": {"refused": 1}}
+
+
+def test_calls_hk_does_not_cover_warn_once_per_patch_and_reason(engine):
+    p = make_plugin(engine)
+    assert p.register()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for x in (3, 5, 7, 2):  # odd: "odd", which hk does not cover
+            engine.Linear().apply(None, x)
+        plugin.dispatch("fake.norm", "rms_norm", {}, lambda: "hk", lambda: "engine", uncovered="dtype")
+        plugin.dispatch("fake.norm", "rms_norm", {}, lambda: "hk", lambda: "engine", uncovered="dtype")
+    assert sorted(str(w.message) for w in caught if issubclass(w.category, plugin.UncoveredWarning)) == [
+        "fake.linear: hk's kernel does not cover these calls (odd); the engine's own kernel serves them "
+        "(counted as engine:uncovered)",
+        "fake.norm: hk's kernel does not cover these calls (dtype); the engine's own kernel serves them "
+        "(counted as engine:uncovered)"]
+    assert counters.snapshot()["fake.linear"] == {"engine:uncovered": 3, "hk": 1}
+    p.unregister()
 
 
 def test_contract_resolves_modules_attributes_and_enum_members(engine):
@@ -225,6 +251,25 @@ def test_contract_resolves_modules_attributes_and_enum_members(engine):
     with pytest.raises(LookupError, match="no_such_engine"):
         contract.resolve("no_such_engine.x")
     assert contract.check("fake", "1.4.0", ("1.4.",), [contract.Seam("fake_engine.Linear", None)]) == []
+
+
+def test_counters_are_written_while_the_process_lives_which_may_never_exit(tmp_path):
+    # Engines kill their workers: the counts reach PATH.<pid> within a second of each change.
+    code = ("import os, time; from hk_engine import counters; counters.count('sglang.attention', 'hk', 4); "
+            "print('counted', flush=True); time.sleep(60)")
+    env = dict(os.environ, HK_ENGINE_COUNTERS=str(tmp_path / "counts"))
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, universal_newlines=True)
+    try:
+        assert proc.stdout.readline().strip() == "counted"
+        written = tmp_path / ("counts.%d" % proc.pid)
+        deadline = time.monotonic() + 10
+        while not written.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert json.loads(written.read_text()) == {"sglang.attention": {"hk": 4}}
+    finally:
+        proc.kill()
+        proc.wait()
+    assert [p.name for p in tmp_path.iterdir()] == [written.name]  # no half-written file left
 
 
 def test_counters_are_dumped_at_exit_when_asked(tmp_path):

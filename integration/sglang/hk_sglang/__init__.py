@@ -14,12 +14,18 @@ HookRegistry. What it patches, and the switches:
 
 HK_SGLANG=0 turns the plugin off. Routes are counted (hk_engine.counters; HK_ENGINE_COUNTERS=-
 prints them at exit).
+
+HK_SGLANG_CPU=1 (off unless set) runs SGLang on hk's interpreter or emulator on the CPU, for
+testing without an AMD GPU: see hk_sglang.cpu.
 """
 
 
 def register():
     """The entry point: checks SGLang against the plugin's contract and patches it (once per
     process; an SGLang that differs is left stock, with one warning)."""
-    from hk_sglang import plugin
+    from hk_sglang import cpu, plugin
 
-    return plugin.plugin().register()
+    patched = plugin.plugin().register()
+    if cpu.requested():
+        cpu.install(plugin.plugin())
+    return patched

@@ -167,3 +167,27 @@ class HkAttnBackend(AttentionBackend):
         if delegate is None:
             raise AttributeError(name)
         return getattr(delegate, name)
+
+
+def _delegated(name):
+    def get(self):
+        return getattr(self.delegate, name)
+
+    def set_(self, value):
+        setattr(self.delegate, name, value)
+
+    return property(get, set_, doc="the delegate's %s" % name)
+
+
+# What SGLang reads off any backend, declared on AttentionBackend with defaults (needs_cpu_seq_lens,
+# extend_dummy_seqs_capped_by_req_pool, verify_mask, update_verify_buffers_to_fill_after_draft,
+# ...), is the delegate's unless hk's backend decides it itself: inherited, the base class's
+# defaults would hide the delegate's from __getattr__, which Python calls only for names it cannot
+# find. Writes (ModelRunner stamps backend names) go to the delegate too. `forward` stays the
+# base's: it calls forward_extend and forward_decode, which are hk's. (Private names are the
+# class's own business: the ABC's bookkeeping, helpers of the methods delegated whole.)
+OWN = ("forward",)
+DELEGATED = tuple(sorted(name for name in vars(AttentionBackend)
+                         if not name.startswith("_") and name not in vars(HkAttnBackend) and name not in OWN))
+for _name in DELEGATED:
+    setattr(HkAttnBackend, _name, _delegated(_name))

@@ -30,12 +30,21 @@ def _weight(norm):
     return norm.weight if norm.has_weight else None
 
 
+def _quantizes_output(linear):
+    """Whether SGLang quantizes the norm's output for `linear` in its kernel: only for a linear with
+    a static per-tensor FP8 input scale. Models hand every decoder norm its next linear
+    (fuse_input_quant), quantized or not."""
+    from sglang.srt.layers import layernorm
+
+    return linear is not None and layernorm._fp8_static_input_scale(linear) is not None
+
+
 def uncovered(norm, x, residual, post_residual_addition, quant_linear):
     """Why hk's kernels cannot serve this call, or None."""
     from sglang.srt.batch_invariant_ops import is_batch_invariant_mode_enabled
 
     fused_quant = quant_linear if quant_linear is not None else norm._quant_linear
-    if post_residual_addition is not None or fused_quant is not None:
+    if post_residual_addition is not None or _quantizes_output(fused_quant):
         return "fusion"
     if (norm.variance_size_override is not None or norm.fp32_residual or norm.cast_x_before_out_mul
             or getattr(norm, "x_pad_to_multiple", 0) or norm.override_orig_dtype is not None):
@@ -86,4 +95,5 @@ PATCH = Patch("norm", [Target("%s.%s" % (CLASS, name), wrap_forward(inplace), PA
 SEAMS = [Seam(CLASS + ".__init__", ("self", "hidden_size", "eps", "var_hidden_size", "cast_x_before_out_mul",
                                     "fp32_residual", "has_weight", "weight_dtype", "override_orig_dtype",
                                     "x_pad_to_multiple")),
-         Seam(CLASS + "._quant_linear")]
+         Seam(CLASS + "._quant_linear"),
+         Seam("sglang.srt.layers.layernorm._fp8_static_input_scale", ("linear",))]

@@ -93,3 +93,33 @@ def test_a_pool_hk_cannot_read_goes_to_sglangs_backend(patched):
     out, ref = setup.step(ForwardMode.DECODE, [6, 3], [1, 1])
     assert torch.equal(out, ref)
     assert counters.snapshot() == {"sglang.attention": {"engine:uncovered": 2}}
+
+
+def test_what_sglang_reads_off_the_backend_is_the_delegates(patched):
+    """Every attribute AttentionBackend declares (SGLang reads them off any backend) answers as
+    the delegate does, not as the base class's defaults: on a GPU the delegate is Triton's, whose
+    needs_cpu_seq_lens, extend_dummy_seqs_capped_by_req_pool, verify_mask and
+    update_verify_buffers_to_fill_after_draft differ from them (speculative decoding and the
+    flashinfer autotune runner read these)."""
+    from sglang.srt.layers.attention.base_attn_backend import AttentionBackend
+    from sglang.srt.layers.attention.triton_backend import TritonAttnBackend
+
+    from hk_sglang.attention_backend import OWN, HkAttnBackend
+
+    setup = Setup(PAGE)
+    delegate = object.__new__(TritonAttnBackend)  # the class's declarations, without a GPU to build it on
+    delegate._verify_mask = object()
+    runner = types.SimpleNamespace(device="cpu", req_to_token_pool=setup.req_to_token, token_to_kv_pool=setup.pool)
+    backend = HkAttnBackend(runner, delegate)
+    assert backend.needs_cpu_seq_lens is False and backend.extend_dummy_seqs_capped_by_req_pool is True
+    assert backend.verify_mask is delegate._verify_mask
+    assert backend.update_verify_buffers_to_fill_after_draft == delegate.update_verify_buffers_to_fill_after_draft
+    # hk's own methods (its forwards, its metadata, the graph hooks that call the delegate's) aside:
+    hks = {name for name, value in vars(HkAttnBackend).items() if callable(value)}
+    read = [name for name in vars(AttentionBackend) if not name.startswith("_") and name not in OWN + tuple(hks)]
+    assert len(read) > 30
+    for name in read:
+        assert getattr(backend, name) == getattr(delegate, name), name
+    # ModelRunner stamps the backend names it resolved: they reach the delegate.
+    backend.prefill_attention_backend_str = "hk"
+    assert delegate.prefill_attention_backend_str == "hk" == backend.prefill_attention_backend_str

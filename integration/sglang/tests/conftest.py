@@ -3,57 +3,17 @@ on its CPU build (which has no torchvision: a stand-in for the names SGLang's mo
 it), SGLang's runtime context (server args, a one-process gloo group, the model-parallel groups
 its parallel layers read), a routing table that sends every op to hk, and the plugin registered."""
 
-import enum
-import importlib.machinery
 import json
 import os
 import socket
-import sys
-import types
 
 os.environ["HK_DEVICE"] = "interp"
 
 import pytest  # noqa: E402
 
+import torchvision_standin  # noqa: E402
 
-def install_torchvision_standin():
-    """SGLang's config modules import torchvision.transforms (for vision models only). A stand-in
-    in sys.modules serves those imports; transformers must have decided that torchvision is
-    absent before it exists (it caches the answer), or it would import torchvision.io."""
-    if "torchvision" in sys.modules:
-        return
-    from transformers.utils import import_utils
-
-    assert not import_utils.is_torchvision_available()
-    import_utils.is_torchvision_v2_available()
-
-    class InterpolationMode(enum.Enum):
-        NEAREST, NEAREST_EXACT, BILINEAR, BICUBIC = "nearest", "nearest-exact", "bilinear", "bicubic"
-        BOX, HAMMING, LANCZOS = "box", "hamming", "lanczos"
-
-    def missing(module_name):
-        def __getattr__(attr):
-            raise AttributeError("torchvision is not installed (a stand-in has no %s.%s)" % (module_name, attr))
-        return __getattr__
-
-    modules = {}
-    for name in ("torchvision", "torchvision.transforms", "torchvision.transforms.functional",
-                 "torchvision.transforms.v2", "torchvision.transforms.v2.functional"):
-        package = not name.endswith("functional")
-        module = types.ModuleType(name)
-        module.__spec__ = importlib.machinery.ModuleSpec(name, None, is_package=package)
-        if package:
-            module.__path__ = []
-        module.__getattr__ = missing(name)
-        if name != "torchvision":
-            module.InterpolationMode = InterpolationMode
-            parent, _, leaf = name.rpartition(".")
-            setattr(modules[parent], leaf, module)
-        modules[name] = sys.modules[name] = module
-    modules["torchvision"].__version__ = "0.0.0+standin"
-
-
-install_torchvision_standin()
+torchvision_standin.install()
 
 
 def free_port():
@@ -106,8 +66,10 @@ def routes(tmp_path, monkeypatch):
 def patched(runtime, routes):
     """SGLang with hk's plugin registered (as its entry point does), every op routed to hk."""
     import hk_sglang
+    from hk_engine import counters
     from hk_sglang.plugin import plugin
 
     assert hk_sglang.register()
+    counters.reset()  # the calls from here on (not the registration's count)
     yield plugin()
     plugin().unregister()

@@ -71,3 +71,22 @@ def test_a_variant_hk_does_not_cover_stays_sglangs(patched):
     ref_out, ref_res = RMSNorm.forward_native.__wrapped__(norm, x, residual)
     assert res.dtype == torch.float32 and torch.equal(out, ref_out) and torch.equal(res, ref_res)
     assert counters.snapshot() == {"sglang.norm": {"engine:uncovered": 1}}
+
+
+def test_a_norm_handed_its_next_linear_runs_on_hk_unless_that_linear_takes_fp8(patched, monkeypatch):
+    # Models hand each decoder norm the linear after it (fuse_input_quant); SGLang quantizes the
+    # norm's output in its kernel only for a linear with a static per-tensor FP8 input scale.
+    from sglang.srt.layers import layernorm
+
+    torch.manual_seed(3)
+    norm = make()
+    following = torch.nn.Linear(HIDDEN, 8, bias=False)
+    norm.fuse_input_quant(following)
+    x = torch.randn(4, HIDDEN, dtype=torch.bfloat16)
+    close(norm(x), layernorm.RMSNorm.forward_native.__wrapped__(norm, x))
+    assert counters.snapshot() == {"sglang.norm": {"hk": 1}}
+
+    monkeypatch.setattr(layernorm, "_fp8_static_input_scale",
+                        lambda linear: torch.ones(1) if linear is following else None)
+    norm(x)
+    assert counters.snapshot() == {"sglang.norm": {"hk": 1, "engine:uncovered": 1}}

@@ -6,6 +6,8 @@ switch."""
 import importlib
 import importlib.metadata
 import inspect
+import os
+import subprocess
 import sys
 import warnings
 
@@ -115,3 +117,31 @@ def test_a_switch_leaves_its_seam_stock(runtime, monkeypatch):
     finally:
         plugin().unregister()
     assert stock()[0] == originals
+
+
+CLI = """
+import sys
+
+import torchvision_standin
+
+torchvision_standin.install()
+from sglang.srt.plugins import load_plugins
+from sglang.srt.server_args import ServerArgs, prepare_server_args
+
+load_plugins()  # as `sglang serve` and sglang.launch_server do before they parse their arguments
+args = prepare_server_args(["--model-path", "m", "--attention-backend", "hk", "--page-size", "16", "--device", "cpu"])
+print(args.attention_backend, ServerArgs(model_path="m", attention_backend="hk", device="cpu").attention_backend)
+"""
+
+
+@pytest.mark.parametrize("switch", ["on", "off"])
+def test_the_command_line_and_server_args_take_hk_from_the_loaded_plugin(switch):
+    # A fresh process, as `sglang serve --attention-backend hk` is: SGLang's loader loads the plugin
+    # from its entry point, which adds "hk" to the choices; with the plugin off the CLI refuses it.
+    env = dict(os.environ, HK_SGLANG="1" if switch == "on" else "0")
+    run = subprocess.run([sys.executable, "-c", CLI], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, timeout=300)
+    if switch == "on":
+        assert run.returncode == 0 and run.stdout.split()[-2:] == ["hk", "hk"], run.stderr[-3000:]
+    else:
+        assert run.returncode == 2 and "--attention-backend: invalid choice: 'hk'" in run.stderr, run.stderr[-3000:]

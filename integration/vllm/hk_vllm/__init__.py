@@ -9,17 +9,25 @@ vLLM loads it in every process through its general-plugin entry point (`vllm.gen
     HK_VLLM_MOE        TritonExperts.apply (the MoE experts' two grouped GEMMs)
     HK_VLLM_NORM       an "hk" provider of vllm.ir's rms_norm and fused_add_rms_norm, first in
                        KernelConfig's IR op priority
-    HK_VLLM_ATTENTION  the attention backend HK_ATTN, registered as AttentionBackendEnum.CUSTOM
-                       (select it with --attention-backend CUSTOM)
+    HK_VLLM_ROTARY     vllm._custom_ops.rotary_embedding (RotaryEmbedding's custom-op forwards)
+    HK_VLLM_ACTIVATION SiluAndMul.forward_cuda (its CUDA and ROCm forward)
+    HK_VLLM_ATTENTION  hk's attention backend, registered as AttentionBackendEnum.CUSTOM (select
+                       it with --attention-backend CUSTOM)
 
 HK_VLLM=0 turns the plugin off. Routes are counted (hk_engine.counters; HK_ENGINE_COUNTERS=-
 prints them at exit).
+
+HK_VLLM_CPU=1 (off unless set) runs vLLM's CPU build on hk's interpreter or emulator, for testing
+without an AMD GPU: see hk_vllm.cpu.
 """
 
 
 def register():
     """The entry point: checks vLLM against the plugin's contract and patches it (once per
     process; a vLLM that differs is left stock, with one warning)."""
-    from hk_vllm import plugin
+    from hk_vllm import cpu, plugin
 
-    return plugin.plugin().register()
+    patched = plugin.plugin().register()
+    if cpu.requested():
+        cpu.install(plugin.plugin())
+    return patched

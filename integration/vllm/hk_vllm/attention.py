@@ -1,6 +1,7 @@
-"""The attention backend HK_ATTN: vLLM 0.33's paged KV cache written by hk.ops.reshape_and_cache_flash
+"""hk's attention backend: vLLM 0.33's paged KV cache written by hk.ops.reshape_and_cache_flash
 and read by hk.ops.paged_attention_prefill and paged_attention_decode, registered as
-AttentionBackendEnum.CUSTOM (`--attention-backend CUSTOM`).
+AttentionBackendEnum.CUSTOM (`--attention-backend CUSTOM`). Its name is "CUSTOM": vLLM's
+Attention layer looks its backend up in AttentionBackendEnum by get_name(), on every platform.
 
 It is Triton's backend (the one vLLM falls back to on ROCm) with hk's kernels where the routing
 table sends a call: the same KV cache layout (a layer's cache [blocks, kv_heads, block_size,
@@ -25,13 +26,15 @@ from hk_engine.plugin import dispatch
 from hk_engine.routing import dtype_name
 from hk_vllm.common import counter
 
-NAME = "HK_ATTN"
+NAME = "CUSTOM"  # the AttentionBackendEnum member it is registered as
 CLASS_PATH = "hk_vllm.attention.HKAttentionBackend"
 _TRITON = "vllm.v1.attention.backends.triton_attn"
 
 SEAMS = [
     Seam("vllm.v1.attention.backends.registry.register_backend", ("backend", "class_path")),
     Seam("vllm.v1.attention.backends.registry.AttentionBackendEnum.CUSTOM"),
+    Seam("vllm.model_executor.layers.attention.attention.Attention.__init__",
+         ("self", "num_heads", "head_size", "scale", "num_kv_heads")),
     Seam("vllm.v1.kv_cache_layout.KVCacheLayout.LBNHC"),
     Seam("vllm.v1.attention.backend.AttentionCGSupport.UNIFORM_SINGLE_TOKEN_DECODE"),
     Seam(_TRITON + ".TritonAttentionBackend.get_supported_kernel_block_sizes"),

@@ -1,6 +1,7 @@
 """Unquantized linear layers on hk.ops.linear: UnquantizedLinearMethod.apply, which every
 ReplicatedLinear, ColumnParallelLinear, MergedColumnParallelLinear, QKVParallelLinear and
-RowParallelLinear without quantization calls.
+RowParallelLinear without quantization calls, and UnquantizedEmbeddingMethod.apply, the output
+projection of an unquantized ParallelLMHead (the logits).
 
 On gfx11 vLLM pads each weight row by a cache line (maybe_pad_weight_avoid_cache_aliasing: the
 weight is a view with stride(0) = K + 64): hk.ops.linear reads such row-strided weights as they
@@ -11,6 +12,7 @@ from hk_engine import Patch, Target, ops
 from hk_vllm.common import counter
 
 TARGET = "vllm.model_executor.layers.linear.UnquantizedLinearMethod.apply"
+LM_HEAD = "vllm.model_executor.layers.vocab_parallel_embedding.UnquantizedEmbeddingMethod.apply"
 
 
 def wrap(original):
@@ -23,4 +25,4 @@ def wrap(original):
     return apply
 
 
-PATCH = Patch("linear", [Target(TARGET, wrap, ("self", "layer", "x", "bias"))])
+PATCH = Patch("linear", [Target(path, wrap, ("self", "layer", "x", "bias")) for path in (TARGET, LM_HEAD)])

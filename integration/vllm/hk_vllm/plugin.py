@@ -4,7 +4,7 @@ import functools
 
 from hk_engine import Plugin
 from hk_engine.contract import Seam
-from hk_vllm import attention, awq, linear, moe, norm
+from hk_vllm import activation, attention, awq, linear, moe, norm, rotary
 from hk_vllm.common import ENGINE
 
 SUPPORTED = ("0.33.",)
@@ -23,4 +23,5 @@ def plugin():
     import vllm
 
     return Plugin(ENGINE, version=vllm.__version__, supported=SUPPORTED, seams=SEAMS,
-                  patches=[linear.PATCH, awq.PATCH, moe.PATCH, norm.PATCH, attention.PATCH])
+                  patches=[linear.PATCH, awq.PATCH, moe.PATCH, norm.PATCH, rotary.PATCH, activation.PATCH,
+                           attention.PATCH])

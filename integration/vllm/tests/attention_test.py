@@ -1,4 +1,4 @@
-"""The HK_ATTN backend as vLLM drives it: registered as AttentionBackendEnum.CUSTOM, its metadata
+"""hk's attention backend as vLLM drives it: registered as AttentionBackendEnum.CUSTOM, its metadata
 built from CommonAttentionMetadata, the step's keys and values written into a layer's paged KV
 cache (vLLM 0.33's layout: [blocks, kv_heads, block_size, 2 * head_size], each head's K then its
 V) and attention read from it, for a prefill batch (one prompt from scratch, one after cached
@@ -31,12 +31,12 @@ def all_hk(tmp_path, monkeypatch):
 
 @pytest.fixture
 def backend(loaded, vllm_config):
-    """(impl, builder, kv_cache): HK_ATTN as vLLM's CUSTOM backend gives it, for one layer."""
+    """(impl, builder, kv_cache): hk's backend as vLLM's CUSTOM backend gives it, for one layer."""
     from vllm.v1.attention.backends.registry import AttentionBackendEnum
     from vllm.v1.kv_cache_interface import FullAttentionSpec
 
     cls = AttentionBackendEnum.CUSTOM.get_class()
-    assert cls.get_name() == "HK_ATTN"
+    assert cls.get_name() == "CUSTOM"
     spec = FullAttentionSpec(block_size=BS, num_kv_heads=KV_HEADS, head_size=D, dtype=torch.bfloat16)
     builder = cls.get_builder_cls()(spec, ["layers.0.attn"], vllm_config, torch.device("cpu"))
     impl = cls.get_impl_cls()(HEADS, D, D ** -0.5, KV_HEADS, None, None, "auto")

@@ -22,7 +22,7 @@ def example():
 
 def test_the_example_patches_vllms_layer(vllm_config, counts):
     ex = example()
-    assert ex.patch_into_vllm("cpu") == {"example.silu_and_mul": {"hk": 1}}
+    assert ex.patch_into_vllm("cpu") == {"example.plugin": {"patched": 1}, "example.silu_and_mul": {"hk": 1}}
     from vllm.model_executor.layers.activation import SiluAndMul
 
     x = torch.randn(4, 64)  # fp32: not the kernel's

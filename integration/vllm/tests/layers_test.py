@@ -1,9 +1,10 @@
 """vLLM's layers, built vLLM's way with hk's plugin loaded, compute through hk ops (on hk's
 interpreter) and match what vLLM computes in torch: the parallel linear layers (also on gfx11's
-row-strided weights), an AWQ layer on AutoAWQLinearMethod, an MoE layer on TritonExperts,
-RMSNorm through vllm.ir, and the HK_ATTN backend on a paged KV cache (prefill with and without
-cached tokens, decode). The routing table decides per shape, and the counters say which route
-each call took."""
+row-strided weights) and the logits' projection (ParallelLMHead), an AWQ layer on
+AutoAWQLinearMethod, an MoE layer on TritonExperts, RMSNorm through vllm.ir, rotary embedding
+through vllm._custom_ops and SiLU-and-mul through SiluAndMul's CUDA/ROCm forward (attention:
+attention_test). The routing table decides per shape, and the counters say which route each
+call took."""
 
 import sys
 import types
@@ -168,3 +169,38 @@ def test_rms_norm_through_vllm_ir(loaded, vllm_config, counts):
     close(out, want_fused[0])
     close(res, want_fused[1])
     assert counts.snapshot()["vllm.norm"] == {"hk": 2}
+
+
+def test_the_logits_projection(loaded, vllm_config, counts):
+    from vllm.model_executor.layers.vocab_parallel_embedding import ParallelLMHead
+
+    head = ParallelLMHead(256, 64, params_dtype=torch.bfloat16, prefix="lm_head")
+    w = torch.randn(256, 64).to(torch.bfloat16) * 0.1
+    with torch.no_grad():
+        head.weight.copy_(w)
+    head.quant_method.process_weights_after_loading(head)
+    x = torch.randn(3, 64).to(torch.bfloat16)
+    close(head.quant_method.apply(head, x), F.linear(x.float(), w.float()))  # as LogitsProcessor calls it
+    assert counts.snapshot() == {"vllm.linear": {"hk": 1}}
+
+
+@pytest.mark.parametrize("neox", [True, False])
+def test_rotary_embedding(loaded, vllm_config, counts, neox):
+    from vllm.model_executor.layers.rotary_embedding import get_rope
+
+    rope = get_rope(64, 256, is_neox_style=neox, dtype=torch.bfloat16)
+    positions = torch.tensor([0, 5, 17, 255])
+    q, k = torch.randn(4, 4 * 64).to(torch.bfloat16), torch.randn(4, 2 * 64).to(torch.bfloat16)
+    want_q, want_k = rope.forward_native(positions, q.clone(), k.clone())
+    got_q, got_k = rope.forward_cuda(positions, q.clone(), k.clone())  # ROCm's forward_hip calls it
+    close(got_q, want_q)
+    close(got_k, want_k)
+    assert counts.snapshot() == {"vllm.rotary": {"hk": 1}}
+
+
+def test_silu_and_mul(loaded, vllm_config, counts):
+    from vllm.model_executor.layers.activation import SiluAndMul
+
+    x = torch.randn(5, 2 * 96).to(torch.bfloat16)
+    close(SiluAndMul().forward_cuda(x), SiluAndMul.forward_native(x))  # ROCm's forward_hip calls it
+    assert counts.snapshot() == {"vllm.silu_and_mul": {"hk": 1}}

@@ -1,0 +1,287 @@
+"""Tiny causal language models written from scratch, for running an engine end to end on hk's
+interpreter or emulator: a config from transformers' own classes, random weights saved as
+safetensors, and a BPE tokenizer trained with `tokenizers` on a text of our own.
+Nothing is downloaded.
+
+    write("llama", path)        # a dense Llama (GQA: 4 heads of 64 over 2 KV heads)
+    write("qwen3", path)        # Qwen3: q/k norms, heads of 128 (GQA: 2 over 1)
+    write("qwen3_moe", path)    # Qwen3-MoE: 8 experts, top-2 routing, heads of 64
+    write("llama_awq", path)    # the Llama's weights quantized to 4 bits in AutoAWQ's format
+    write("llama_head40", path) # a Llama with heads of 40, a size hk's attention and rotary do not take
+
+    python -m hk_engine.testing.models KIND DIR   # the same, and DIR/reference.json (see main)
+
+The weights are scaled so that each block changes the residual stream by about as much as the
+embedding, and the logits spread over several units: attention and the MLPs decide the next
+token, and the top two logits are usually far enough apart that bf16 rounding does not swap them.
+Every stored value is exactly representable in bf16 (and, for the AWQ checkpoint, in fp16), so an
+engine running in bf16 reads the same weights as a float32 reference.
+"""
+
+import json
+import os
+
+import torch
+
+# A few hundred words to train the tokenizer on (and to draw prompts from).
+TEXT = """\
+The kernel reads a tile of the matrix into shared memory, waits for the copy, and multiplies it
+with the tile it holds in registers. Each wave owns sixteen rows; the workgroup owns the block.
+When the loop ends, the partial sums are reduced across the waves and written back to memory.
+A good schedule keeps the matrix cores busy while the next tile is on its way.
+The river runs past the old mill and under the stone bridge before it reaches the sea.
+In the morning the fishermen mend their nets, and in the evening they count the catch.
+The market opens at seven; bread, cheese, apples and honey are sold from wooden stalls.
+Rain fell all night on the hills, and by noon the streams were loud and brown.
+A request arrives with a prompt; the scheduler gives it blocks of the cache and a place in the
+next batch. Prefill writes the prompt's keys and values; each decode step adds one token.
+When memory runs short, a request is preempted and its blocks are freed, to be computed again.
+Cached prefixes are found by hashing blocks of tokens, so a shared system prompt is computed once.
+Numbers: one, two, three, four, five, six, seven, eight, nine, ten, eleven, twelve.
+Colours: red, orange, yellow, green, blue, indigo, violet, black, white, grey.
+The quick brown fox jumps over the lazy dog while the cat sleeps in the sun.
+She wrote the letter by hand, sealed it with wax and carried it to the post office herself.
+Every test must fail when the feature it covers is broken; a test that cannot fail proves nothing.
+"""
+
+PROMPTS = [
+    "The kernel reads a tile of the matrix",
+    "The river runs past the old mill",
+    "A request arrives with a prompt; the scheduler gives it blocks of the cache and a place in the next batch. "
+    "Prefill writes the prompt's keys and values; each decode step adds one token.",
+    "Numbers: one, two, three",
+    "Rain fell all night on the hills, and by noon",
+    "She wrote the letter by hand",
+]
+
+VOCAB = 512
+BOS, EOS, UNK = "<s>", "</s>", "<unk>"
+
+_COMMON = dict(vocab_size=VOCAB, hidden_size=256, num_hidden_layers=2, max_position_embeddings=1024,
+               rms_norm_eps=1e-5, tie_word_embeddings=False, bos_token_id=0, eos_token_id=1, pad_token_id=1,
+               rope_parameters={"rope_type": "default", "rope_theta": 10000.0})
+
+# kind: (transformers config class, its arguments)
+SPECS = {
+    "llama": ("LlamaConfig", dict(_COMMON, num_attention_heads=4, num_key_value_heads=2, head_dim=64,
+                                  intermediate_size=512)),
+    "qwen3": ("Qwen3Config", dict(_COMMON, num_attention_heads=2, num_key_value_heads=1, head_dim=128,
+                                  intermediate_size=512)),
+    "qwen3_moe": ("Qwen3MoeConfig", dict(_COMMON, num_attention_heads=4, num_key_value_heads=2,
+                                         intermediate_size=512, moe_intermediate_size=128, num_experts=8,
+                                         num_experts_per_tok=2, norm_topk_prob=True, decoder_sparse_step=1)),
+    "llama_head40": ("LlamaConfig", dict(_COMMON, hidden_size=160, num_attention_heads=4, num_key_value_heads=2,
+                                         head_dim=40, intermediate_size=320)),
+}
+# Kinds written from another's config: (that kind, how the checkpoint differs).
+DERIVED = {"llama_awq": ("llama", "AWQ 4-bit")}
+KINDS = tuple(SPECS) + tuple(DERIVED)
+FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
+
+AWQ_GROUP = 64
+# AutoAWQ's order of the eight 4-bit values in a 32-bit word: value j of a group of eight columns
+# goes to nibble _AWQ_SLOT.index(j).
+_AWQ_SLOT = (0, 2, 4, 6, 1, 3, 5, 7)
+
+
+def tokenizer(path):
+    """Trains a BPE tokenizer on TEXT (word pieces marked by "\u2581", as SentencePiece's: every
+    token decodes to printable text) and saves it into `path` as transformers loads it."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE(unk_token=UNK))
+    tok.pre_tokenizer = pre_tokenizers.Metaspace()
+    tok.decoder = decoders.Metaspace()
+    trainer = trainers.BpeTrainer(vocab_size=VOCAB, special_tokens=[BOS, EOS, UNK], show_progress=False)
+    tok.train_from_iterator(TEXT.splitlines(), trainer=trainer)
+    if tok.get_vocab_size() != VOCAB:  # every id a model may generate must have a token
+        raise ValueError("the tokenizer learnt %d tokens from TEXT, not %d" % (tok.get_vocab_size(), VOCAB))
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token=BOS, eos_token=EOS, unk_token=UNK, pad_token=EOS)
+    fast.save_pretrained(path)
+    return fast
+
+
+def config(kind):
+    """The transformers config of a model kind (float32; the checkpoint's dtype is set on saving)."""
+    import transformers
+
+    class_name, args = SPECS[DERIVED.get(kind, (kind,))[0]]
+    return getattr(transformers, class_name)(**args)
+
+
+def _bf16_exact(t):
+    return t.to(torch.bfloat16).float()
+
+
+def _fill(model, seed):
+    """Random weights at scales that make every layer matter (see the module's docstring)."""
+    g = torch.Generator().manual_seed(seed)
+    hidden = model.config.hidden_size
+    values = {}
+    for name, p in sorted(model.named_parameters()):
+        if p.dim() == 1:  # norms' weights
+            values[name] = 0.5 + torch.rand(p.shape, generator=g)
+        elif "embed_tokens" in name:
+            values[name] = torch.randn(p.shape, generator=g)
+        elif "lm_head" in name:
+            values[name] = torch.randn(p.shape, generator=g) * (3.0 / hidden ** 0.5)
+        else:  # projections, experts and routers: [..., out, in]
+            values[name] = torch.randn(p.shape, generator=g) / p.shape[-1] ** 0.5
+    if getattr(model.config, "num_experts", None):
+        _decisive_routing(model.config, values, g)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            p.copy_(_bf16_exact(values[name]))
+
+
+ROUTING_CODE = 8.0
+
+
+def _decisive_routing(cfg, values, g):
+    """Routers whose choice of experts bf16 cannot change. With random routers the k-th and
+    (k+1)-th router logits of some token are always within rounding of each other, and an engine
+    in bf16 then sends it to another expert than a float32 reference does. Here each token's
+    embedding holds a code along E orthonormal directions, +ROUTING_CODE for k experts of its own
+    and -ROUTING_CODE for the others, and each layer's router reads those directions (permuted per
+    layer): the chosen experts' logits stand far above the others', whatever the layers add."""
+    experts, k = cfg.num_experts, cfg.num_experts_per_tok
+    directions = torch.linalg.qr(torch.randn(cfg.hidden_size, experts, generator=g)).Q.t()  # [E, H]
+    embed = "model.embed_tokens.weight"
+    code = -torch.ones(values[embed].shape[0], experts)
+    for row in code:
+        row[torch.randperm(experts, generator=g)[:k]] = 1.0
+    values[embed] = values[embed] + ROUTING_CODE * code @ directions
+    for name in values:
+        if name.endswith("mlp.gate.weight"):
+            values[name] = directions[torch.randperm(experts, generator=g)]
+
+
+def write(kind, path, seed=0):
+    """Writes model `kind` (one of KINDS) into directory `path`: config.json, weights as
+    safetensors, the tokenizer. Returns `path`."""
+    import transformers
+
+    if kind not in KINDS:
+        raise ValueError("unknown model kind %r: one of %s" % (kind, ", ".join(KINDS)))
+    os.makedirs(path, exist_ok=True)
+    cfg = config(kind)
+    model = transformers.AutoModelForCausalLM.from_config(cfg, dtype=torch.float32)
+    _fill(model, seed)
+    tokenizer(path)
+    if kind == "llama_awq":
+        _write_awq(model, path)
+        model.generation_config.save_pretrained(path)
+    else:
+        model.to(torch.bfloat16).save_pretrained(path, safe_serialization=True)
+    return path
+
+
+def _quantize(w, group):
+    """AWQ's asymmetric 4-bit quantization of a linear weight w [out, in]: (q, zeros, scales), each
+    laid out [in or in / group, out] as AWQ stores them (zeros and scales per group of `group` input
+    rows). Scales are rounded to bf16 (then exact in fp16 too)."""
+    wt = w.t().contiguous()  # [K, N]
+    k, n = wt.shape
+    grouped = wt.view(k // group, group, n)
+    lo, hi = grouped.amin(1), grouped.amax(1)
+    scales = _bf16_exact(((hi - lo) / 15).clamp(min=1e-4))
+    zeros = torch.round(-lo / scales).clamp(0, 15)
+    q = (torch.round(grouped / scales[:, None]) + zeros[:, None]).clamp(0, 15).view(k, n)
+    return q.to(torch.int32), zeros.to(torch.int32), scales
+
+
+def pack(values):
+    """int values [R, C] in 0..15 packed eight to an int32 word in AWQ's order: [R, C / 8]."""
+    v = values.view(values.shape[0], -1, 8).to(torch.int64)
+    word = torch.zeros(v.shape[:2], dtype=torch.int64)
+    for nibble, column in enumerate(_AWQ_SLOT):
+        word |= v[..., column] << (4 * nibble)
+    return torch.where(word >= 2 ** 31, word - 2 ** 32, word).to(torch.int32)
+
+
+def unpack(words):
+    """pack's inverse: [R, C / 8] int32 words -> [R, C] values."""
+    w = words.to(torch.int64) & 0xFFFFFFFF
+    out = torch.empty(w.shape[0], w.shape[1], 8, dtype=torch.int32)
+    for nibble, column in enumerate(_AWQ_SLOT):
+        out[..., column] = ((w >> (4 * nibble)) & 0xF).to(torch.int32)
+    return out.view(w.shape[0], -1)
+
+
+def _quantized(name, p):
+    return p.dim() == 2 and ".layers." in name and name.endswith("_proj.weight")
+
+
+def _write_awq(model, path):
+    """The AWQ checkpoint of a dense model: every projection of its layers as qweight, qzeros and
+    scales (group AWQ_GROUP), the rest in fp16, config.json's quantization_config as AutoAWQ writes it."""
+    from safetensors.torch import save_file
+
+    tensors = {}
+    for name, p in model.state_dict().items():
+        if _quantized(name, p):
+            q, z, s = _quantize(p.float(), AWQ_GROUP)
+            prefix = name[:-len("weight")]
+            tensors[prefix + "qweight"] = pack(q)
+            tensors[prefix + "qzeros"] = pack(z)
+            tensors[prefix + "scales"] = s.half()
+        else:
+            tensors[name] = p.half()
+    save_file({k: v.contiguous() for k, v in tensors.items()}, os.path.join(path, "model.safetensors"),
+              metadata={"format": "pt"})
+    cfg = model.config.to_dict()
+    cfg["dtype"] = "float16"
+    cfg["quantization_config"] = {"bits": 4, "group_size": AWQ_GROUP, "modules_to_not_convert": None,
+                                  "quant_method": "awq", "version": "gemm", "zero_point": True}
+    with open(os.path.join(path, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+
+
+def dequantized_state(path):
+    """The float32 state dict an AWQ checkpoint in `path` stands for: W = (q - z) * s, transposed
+    back to [out, in]; other tensors as stored."""
+    from safetensors.torch import load_file
+
+    stored = load_file(os.path.join(path, "model.safetensors"))
+    with open(os.path.join(path, "config.json")) as f:
+        group = json.load(f)["quantization_config"]["group_size"]
+    state = {}
+    for name, t in stored.items():
+        if name.endswith(".qweight"):
+            prefix = name[:-len("qweight")]
+            q = unpack(t).float()
+            z = unpack(stored[prefix + "qzeros"]).float().repeat_interleave(group, 0)
+            s = stored[prefix + "scales"].float().repeat_interleave(group, 0)
+            state[prefix + "weight"] = ((q - z) * s).t().contiguous()
+        elif not name.endswith((".qzeros", ".scales")):
+            state[name] = t.float()
+    return state
+
+
+NEW_TOKENS = 16
+
+
+def main(argv=None):
+    """Writes model KIND into DIR and, beside it, reference.json: PROMPTS as the model's tokenizer
+    encodes them and transformers' float32 greedy continuation of each (NEW_TOKENS tokens)."""
+    import argparse
+
+    from transformers import AutoTokenizer
+
+    from hk_engine.testing import reference
+
+    parser = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    parser.add_argument("kind", choices=KINDS)
+    parser.add_argument("dir")
+    args = parser.parse_args(argv)
+    write(args.kind, args.dir)
+    tok = AutoTokenizer.from_pretrained(args.dir)
+    prompts = [tok(p)["input_ids"] for p in PROMPTS]
+    reference.save(os.path.join(args.dir, reference.FILE), prompts,
+                   reference.greedy(args.dir, prompts, NEW_TOKENS))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

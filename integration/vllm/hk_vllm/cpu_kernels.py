@@ -1,0 +1,132 @@
+"""Stand-ins, in torch, for the kernels vLLM's CPU build calls but its PyPI wheel lacks (HK_VLLM_CPU
+only; hk_vllm.cpu).
+
+torch.ops._C, which vLLM's CPU platform reaches while serving a model (the others it only probes
+with hasattr, and takes another path when they are absent):
+
+    init_cpu_memory_env               CPUWorker.__init__ (binds memory to a NUMA node): nothing to do
+    compute_slot_mapping_kernel_impl  the slot of each scheduled token in the paged cache
+    greedy_argmax                     the greedy sampler
+    fused_gumbel_argmax               the random sampler (Gumbel-max, one seeded stream per request)
+    rotary_embedding                  rotary calls hk does not cover (vllm._custom_ops.rotary_embedding)
+    silu_and_mul                      SiLU-and-mul calls hk does not cover (SiluAndMul's ROCm forward)
+
+and the engine's own attention kernels, which the calls hk's backend does not cover reach:
+unified_attention and triton_reshape_and_cache_flash (Triton, which this build cannot run).
+They compute what the kernels compute, simply; none is meant to be fast.
+"""
+
+import torch
+import torch.nn.functional as F
+
+from hk_engine.testing.kernels import rotary_embedding
+
+_defined = []
+
+
+def define():
+    """Defines the torch.ops._C stand-ins (once per process)."""
+    if _defined:
+        return
+    lib = torch.library.Library("_C", "FRAGMENT")
+    for schema, fn in [
+        ("init_cpu_memory_env(int[] nodes) -> ()", init_cpu_memory_env),
+        ("compute_slot_mapping_kernel_impl(Tensor query_start_loc, Tensor positions, Tensor block_table, "
+         "Tensor(a!) slot_mapping, int block_size) -> ()", compute_slot_mapping),
+        ("greedy_argmax(Tensor logits) -> Tensor", greedy_argmax),
+        ("fused_gumbel_argmax(Tensor logits, Tensor seeds) -> Tensor", fused_gumbel_argmax),
+        ("rotary_embedding(Tensor positions, Tensor(a!) query, Tensor(b!)? key, int head_size, "
+         "Tensor cos_sin_cache, bool is_neox, int rope_dim_offset=0, bool inverse=False) -> ()", rotary_embedding),
+        ("silu_and_mul(Tensor(a!) out, Tensor input) -> ()", silu_and_mul),
+    ]:
+        lib.define(schema)
+        lib.impl(schema.split("(")[0], fn, "CompositeExplicitAutograd")
+    _defined.append(lib)
+
+
+def init_cpu_memory_env(nodes):
+    return None
+
+
+def compute_slot_mapping(query_start_loc, positions, block_table, slot_mapping, block_size):
+    """slot_mapping[t] = block_table[r, p // block_size] * block_size + p % block_size for each
+    token t of request r at position p; the rest of slot_mapping -1 (padding)."""
+    starts = query_start_loc.long()
+    tokens = int(starts[-1])
+    reqs = torch.repeat_interleave(torch.arange(starts.numel() - 1), starts[1:] - starts[:-1])
+    pos = positions[:tokens].long()
+    blocks = block_table[reqs, pos // block_size].long()
+    slot_mapping[:tokens] = blocks * block_size + pos % block_size
+    slot_mapping[tokens:] = -1
+
+
+def greedy_argmax(logits):
+    return logits.argmax(dim=-1).view(-1)
+
+
+def fused_gumbel_argmax(logits, seeds):
+    """argmax(logits + Gumbel noise), row i's noise drawn from a generator seeded with seeds[i]."""
+    out = torch.empty(logits.shape[0], dtype=torch.long)
+    for i in range(logits.shape[0]):
+        g = torch.Generator().manual_seed(int(seeds[i]))
+        u = torch.rand(logits.shape[1], generator=g, dtype=torch.float64).clamp_(min=1e-300)
+        out[i] = torch.argmax(logits[i].double() - torch.log(-torch.log(u)))
+    return out
+
+
+def silu_and_mul(out, x):
+    d = x.shape[-1] // 2
+    out.copy_(F.silu(x[..., :d].float()) * x[..., d:].float())
+
+
+def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale):
+    """Triton's triton_reshape_and_cache_flash for 16-bit and fp32 caches: token t's K and V rows
+    at slot slot_mapping[t] (block slot // block_size, row slot % block_size); slot -1 dropped."""
+    if kv_cache_dtype not in ("auto", "bfloat16", "float16", "float32") or key_cache.dtype != key.dtype:
+        raise NotImplementedError("the CPU stand-in of reshape_and_cache_flash writes unquantized caches only, "
+                                  "not %s" % kv_cache_dtype)
+    slots = slot_mapping[:key.shape[0]].long()
+    keep = slots >= 0
+    block_size = key_cache.shape[1]
+    blocks, rows = slots[keep] // block_size, slots[keep] % block_size
+    key_cache[blocks, rows] = key[:slots.numel()][keep]
+    value_cache[blocks, rows] = value[:slots.numel()][keep]
+
+
+def unified_attention(q, k, v, out, cu_seqlens_q, max_seqlen_q, seqused_k, max_seqlen_k, softmax_scale, causal,
+                      window_size, block_table, softcap, q_descale, k_descale, v_descale, alibi_slopes=None,
+                      sinks=None, output_scale=None, mm_prefix_range=None, rswa_prefix_lens=None, **rest):
+    """Triton's unified_attention on the paged cache, for unquantized caches: each sequence's new
+    queries (cu_seqlens_q) against its seqused_k keys, causal (the queries are the last of the
+    sequence), with a sliding window (window_size: keys at most left behind, right ahead; -1: no
+    limit) and a soft cap. Other variants raise NotImplementedError."""
+    if (alibi_slopes is not None or sinks is not None or output_scale is not None or mm_prefix_range is not None
+            or rswa_prefix_lens is not None or q_descale is not None or k.dtype != q.dtype):
+        raise NotImplementedError("the CPU stand-in of unified_attention covers unquantized causal attention with "
+                                  "sliding windows and soft caps only")
+    heads, kv_heads, block_size = q.shape[1], k.shape[2], k.shape[1]
+    left, right = window_size
+    starts = cu_seqlens_q.tolist()
+    for s in range(len(starts) - 1):
+        nq, nk = starts[s + 1] - starts[s], int(seqused_k[s])
+        if nq == 0:
+            continue
+        blocks = block_table[s, :(nk + block_size - 1) // block_size].long()
+        keys = k[blocks].reshape(-1, kv_heads, k.shape[-1])[:nk].float().repeat_interleave(heads // kv_heads, 1)
+        values = v[blocks].reshape(-1, kv_heads, v.shape[-1])[:nk].float().repeat_interleave(heads // kv_heads, 1)
+        query = q[starts[s]:starts[s + 1]].float()
+        scores = torch.einsum("qhd,khd->hqk", query, keys) * softmax_scale
+        if softcap:
+            scores = softcap * torch.tanh(scores / softcap)
+        qpos = torch.arange(nk - nq, nk)[:, None]
+        kpos = torch.arange(nk)[None, :]
+        allowed = torch.ones(nq, nk, dtype=torch.bool)
+        if causal:
+            allowed &= kpos <= qpos
+        if left >= 0:
+            allowed &= qpos - kpos <= left
+        if right >= 0:
+            allowed &= kpos - qpos <= right
+        scores = scores.masked_fill(~allowed, float("-inf"))
+        out[starts[s]:starts[s + 1]] = torch.einsum("hqk,khd->qhd", scores.softmax(-1), values).to(out.dtype)
+    return out
