@@ -26,13 +26,21 @@ A decode's linear (up to 32 rows of x, a long K) would run a handful of workgrou
 its columns of the weight over all of K: it runs split-K instead (split_k: K in parts over about
 128 workgroups, 32 rows each), its fp32 parts (a workspace from torch's allocator) summed with
 the bias by split_sum_kernel in one fixed order, so that results do not depend on timing.
+
+The other linears take the schedule hk/tuned/<arch>.json records for their bucket (LINEAR: the
+space searched, the buckets of M by N and K), else the default above.
 """
 
 import functools
+import os
 
 import torch
 
 import hk
+from hk import tuned
+from hk.autotune.space import space
+from hk.autotune.tunable import Tunable
+from hk.errors import HKError, LaunchError
 from hk.ops import registry
 from hk.types import divisor_of
 
@@ -189,8 +197,6 @@ def split_sum_kernel(out=hk.bf16, with_bias=False):
     return split_sum
 
 
-# torch operators -------------------------------------------------------------------------------
-
 # Decode's split-K: up to DECODE_ROWS rows of x, K in parts of at least SPLIT_STEPS steps of
 # BK = 32, enough parts for about SPLIT_WORKGROUPS workgroups in all.
 DECODE_ROWS, SPLIT_STEPS, SPLIT_WORKGROUPS = 32, 8, 128
@@ -204,6 +210,85 @@ def split_k(m, n, k, bn=128, bk=32):
     want = max(1, min(SPLIT_WORKGROUPS // -(-n // bn), steps // SPLIT_STEPS))
     per = -(-steps // want)
     return -(-steps // per), per
+
+
+# Tuning -----------------------------------------------------------------------------------------
+
+# The upper ends of the buckets of M a linear's schedule is tuned and looked up by (N and K exact).
+M_BUCKETS = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+
+
+def linear_space(target):
+    """The GEMM's knobs on a target: waves per workgroup, C's tile, K's step, steps per loop
+    iteration; the constraints keep the candidates that can build, so that the gates refuse
+    few."""
+    return space(
+        waves=[4, 8], BM=[64, 128, 256], BN=[64, 128, 256], BK=[32, 64], UNROLL=[2, 4],
+        where=[
+            # each row of waves owns whole 16-row tiles of C; each wave of a row half of BN
+            lambda c: c.BM % (16 * (c.waves // 2)) == 0 and c.BN % 32 == 0,
+            # two buffers of A's and B's tiles in the LDS
+            lambda c: 2 * 2 * (c.BM + c.BN) * c.BK <= target.lds_bytes,
+            # C's accumulator in at most half of a lane's 256 VGPRs: the rest stage the copies
+            lambda c: (c.BM // (c.waves // 2)) * (c.BN // 2) // target.wave_size <= 128,
+        ])
+
+
+def _linear_shape(shape):
+    """(M, N, K, dtype name) of a linear's shape (M, N, K) or (M, N, K, "fp16")."""
+    m, n, k, *rest = shape
+    return int(m), int(n), int(k), rest[0] if rest else "bf16"
+
+
+def linear_bucket(shape):
+    m, n, k, dtype = _linear_shape(shape)
+    low = 0
+    for high in M_BUCKETS:
+        if m <= high:
+            return "%s N=%d K=%d M=%d-%d" % (dtype, n, k, low + 1, high)
+        low = high
+    return "%s N=%d K=%d M>%d" % (dtype, n, k, M_BUCKETS[-1])
+
+
+def _linear_arguments(shape):
+    m, n, k, dtype = _linear_shape(shape)
+    t = getattr(hk, dtype).torch_dtype
+    return (torch.empty(m, k, dtype=t, device="meta"), torch.empty(n, k, dtype=t, device="meta"),
+            torch.empty(m, n, dtype=t, device="meta"))
+
+
+def _linear_kernel(knobs, shape, with_bias=False):
+    """(the GEMM kernel, its constants) for `knobs` (waves picks the kernel, the rest are its
+    constants) at a shape's dtype."""
+    knobs = dict(knobs.items() if hasattr(knobs, "items") else knobs)
+    dtype = getattr(hk, _linear_shape(shape)[3])
+    return gemm_kernel(dtype, dtype, "ABt", with_bias, waves=knobs.pop("waves", None)), knobs
+
+
+def _linear_default(arch):
+    kernel = gemm_kernel(hk.bf16, hk.bf16, "ABt", False)
+    constants = kernel._constants({}, arch)
+    return dict(waves=kernel.warps, **{k: constants[k] for k in ("BM", "BN", "BK", "UNROLL")})
+
+
+LINEAR = Tunable(
+    name="linear", space=linear_space, knobs=frozenset(("waves", "BM", "BN", "BK", "KSTEP", "UNROLL")),
+    kernel=lambda config, shape: _linear_kernel(config, shape), arguments=_linear_arguments,
+    default=_linear_default, bucket=linear_bucket,
+    describe=lambda shape: "%s M=%d N=%d K=%d" % (_linear_shape(shape)[3], *_linear_shape(shape)[:3]),
+    sources=(os.path.abspath(__file__),))
+
+
+def _tuned_knobs(shape):
+    """The tuned knobs of a linear at `shape`, or None (no entry, or no target to look one up for)."""
+    try:
+        arch = registry.launch_arch()
+    except LaunchError:  # no runner: the launch itself says so
+        return None, None
+    return tuned.lookup(LINEAR, shape, arch), arch
+
+
+# torch operators ---------------------------------------------------------------------------------
 
 
 def launch_linear(x, weight, bias, out):
@@ -244,11 +329,20 @@ def launch_linear(x, weight, bias, out):
         else:
             total(parts, c)
         return
-    kernel = gemm_kernel(dtype, dtype, "ABt", bias is not None)
-    if bias is not None:
-        kernel(a, b, bias.contiguous(), c, **schedule)
-    else:
-        kernel(a, b, c, **schedule)
+    operands = (a, b, bias.contiguous(), c) if bias is not None else (a, b, c)
+    if not schedule:
+        shape = (a.shape[0], n, k, dtype.name)
+        knobs, arch = _tuned_knobs(shape)
+        if knobs is not None:
+            try:
+                kernel, constants = _linear_kernel(knobs, shape, bias is not None)
+                kernel(*operands, **constants)
+                return
+            except LaunchError:
+                raise
+            except (HKError, ValueError) as e:  # it no longer builds: the default, with one warning
+                tuned.refuse(LINEAR, shape, arch, e)
+    gemm_kernel(dtype, dtype, "ABt", bias is not None)(*operands, **schedule)
 
 
 def _linear(x, weight, bias=None):
