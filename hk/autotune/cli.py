@@ -4,9 +4,11 @@ reads at launch (point HK_TUNED at it, or ship it in hk/tuned).
 
     hk-tune --ops=linear --model=qwen3-8b --tokens=4096 --archs=gfx1100 --out=tuned/
     hk-tune --ops=linear --shape=4096,4096,4096 --shape=512,6144,4096 --archs=gfx1100,gfx950 --out=tuned/
+    hk-tune --ops=flash_attention --shape=1,32,8,4096,4096,128,causal --archs=gfx1100 --out=tuned/
 
 --model takes the shapes of a model's layers (hk/autotune/models.json: Qwen3-8B, Llama-3-8B,
-OLMoE) at each --tokens; --shape gives one (a linear's M,N,K[,fp16]). Without a GPU of the
+OLMoE) at each --tokens; --shape gives one: a linear's M,N,K[,fp16]; an attention's
+BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal]. Without a GPU of the
 target, candidates are ranked by hk.perf's prediction (each entry records the model's version
 and stated error); with one, they are timed. Results are cached per candidate: running again
 evaluates only what changed. --out is a directory (<arch>.json in it) or, with one target, a
@@ -28,7 +30,8 @@ _MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models.json"
 
 def define_flags():
     flags.DEFINE_list("ops", ["linear"], "the ops to tune (hk.ops.TUNABLES)")
-    flags.DEFINE_multi_string("shape", [], "a shape to tune at, as the op takes it (linear: M,N,K[,fp16])")
+    flags.DEFINE_multi_string("shape", [], "a shape to tune at (linear: M,N,K[,fp16]; flash_attention: "
+                              "BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal])")
     flags.DEFINE_list("model", [], "take the shapes of these models' layers (see --list)")
     flags.DEFINE_list("tokens", ["4096"], "the tokens per step (a linear's M) of --model's shapes")
     flags.DEFINE_multi_string("knob", [], "NAME=V1,V2,...: search these values of a knob (replacing the "
@@ -59,29 +62,50 @@ def linear_shapes(config):
     return shapes
 
 
-def _parse_shape(text):
+def _dims(text, count, what):
+    """(the first `count` comma-separated positive integers of `text`, the words after them)."""
     from hk.compiler.cli import UsageError
 
     parts = [p.strip() for p in text.split(",") if p.strip()]
     try:
-        dims = tuple(int(p) for p in parts[:3])
+        dims = tuple(int(p) for p in parts[:count])
     except ValueError:
         dims = ()
-    if len(dims) != 3 or min(dims) < 1 or len(parts) > 4 or (len(parts) == 4 and parts[3] not in ("bf16", "fp16")):
-        raise UsageError("--shape=%s: a linear's shape is M,N,K with an optional dtype (bf16 or fp16)" % text)
-    return dims + tuple(parts[3:])
+    if len(dims) != count or min(dims) < 1 or len(parts) > count + 1:
+        raise UsageError("--shape=%s: %s" % (text, what))
+    return dims, parts[count:]
+
+
+def parse_shape(op, text):
+    from hk.compiler.cli import UsageError
+
+    if op == "linear":
+        what = "a linear's shape is M,N,K with an optional dtype (bf16 or fp16)"
+        dims, rest = _dims(text, 3, what)
+        if rest and rest[0] not in ("bf16", "fp16"):
+            raise UsageError("--shape=%s: %s" % (text, what))
+        return dims + tuple(rest)
+    what = "an attention's shape is BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D with an optional 'causal'"
+    dims, rest = _dims(text, 6, what)
+    if (rest and rest[0] != "causal") or dims[1] % dims[2]:
+        raise UsageError("--shape=%s: %s (HEADS a multiple of KV_HEADS)" % (text, what))
+    return dims + (bool(rest),)
 
 
 def shapes_for(op, given, model_names, tokens):
     from hk.compiler.cli import UsageError
 
-    shapes = [_parse_shape(s) for s in given]
+    shapes = [parse_shape(op, s) for s in given]
     known = models()
     for name in model_names:
         if name not in known:
             raise UsageError("unknown model %r (known: %s)" % (name, ", ".join(sorted(known))))
+        config = known[name]
         if op == "linear":
-            shapes += [(m, n, k) for m in tokens for n, k in linear_shapes(known[name])]
+            shapes += [(m, n, k) for m in tokens for n, k in linear_shapes(config)]
+        else:  # a prefill of `tokens` tokens, causal
+            shapes += [(1, config["num_attention_heads"], config["num_key_value_heads"], t, t,
+                        config["head_dim"], True) for t in tokens]
     if not shapes:
         raise UsageError("no shapes to tune %s at: give --shape or --model" % op)
     return list(dict.fromkeys(shapes))

@@ -40,7 +40,6 @@ import hk
 from hk import tuned
 from hk.autotune.space import space
 from hk.autotune.tunable import Tunable
-from hk.errors import HKError, LaunchError
 from hk.ops import registry
 from hk.types import divisor_of
 
@@ -262,7 +261,11 @@ def _linear_kernel(knobs, shape, with_bias=False):
     constants) at a shape's dtype."""
     knobs = dict(knobs.items() if hasattr(knobs, "items") else knobs)
     dtype = getattr(hk, _linear_shape(shape)[3])
-    return gemm_kernel(dtype, dtype, "ABt", with_bias, waves=knobs.pop("waves", None)), knobs
+    waves = knobs.pop("waves", None)
+    # Called as launches call it when waves is the default's, so both share one Kernel (one trace).
+    kernel = gemm_kernel(dtype, dtype, "ABt", with_bias) if waves in (None, 4) else \
+        gemm_kernel(dtype, dtype, "ABt", with_bias, waves=waves)
+    return kernel, knobs
 
 
 def _linear_default(arch):
@@ -277,15 +280,6 @@ LINEAR = Tunable(
     default=_linear_default, bucket=linear_bucket,
     describe=lambda shape: "%s M=%d N=%d K=%d" % (_linear_shape(shape)[3], *_linear_shape(shape)[:3]),
     sources=(os.path.abspath(__file__),))
-
-
-def _tuned_knobs(shape):
-    """The tuned knobs of a linear at `shape`, or None (no entry, or no target to look one up for)."""
-    try:
-        arch = registry.launch_arch()
-    except LaunchError:  # no runner: the launch itself says so
-        return None, None
-    return tuned.lookup(LINEAR, shape, arch), arch
 
 
 # torch operators ---------------------------------------------------------------------------------
@@ -330,19 +324,16 @@ def launch_linear(x, weight, bias, out):
             total(parts, c)
         return
     operands = (a, b, bias.contiguous(), c) if bias is not None else (a, b, c)
-    if not schedule:
-        shape = (a.shape[0], n, k, dtype.name)
-        knobs, arch = _tuned_knobs(shape)
-        if knobs is not None:
-            try:
-                kernel, constants = _linear_kernel(knobs, shape, bias is not None)
-                kernel(*operands, **constants)
-                return
-            except LaunchError:
-                raise
-            except (HKError, ValueError) as e:  # it no longer builds: the default, with one warning
-                tuned.refuse(LINEAR, shape, arch, e)
-    gemm_kernel(dtype, dtype, "ABt", bias is not None)(*operands, **schedule)
+    if schedule:  # rows read in pieces: their own schedule
+        gemm_kernel(dtype, dtype, "ABt", bias is not None)(*operands, **schedule)
+        return
+    shape = (a.shape[0], n, k, dtype.name)
+
+    def run(knobs):
+        kernel, constants = _linear_kernel(knobs or {}, shape, bias is not None)
+        kernel(*operands, **constants)
+
+    tuned.launch(LINEAR, shape, run)
 
 
 def _linear(x, weight, bias=None):

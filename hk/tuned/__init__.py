@@ -124,6 +124,35 @@ def _autotune(tunable, shape, arch, bucket):
     return dict(choice.knobs) if choice else None
 
 
+def _launch_arch():
+    """The target a launch runs for (as hk.runtime.launch picks it), or None when there is no
+    runner: then the launch itself says why."""
+    from hk.dsl.kernel import default_arch
+    from hk.runtime import device
+
+    try:
+        return device.detected_arch() if device.runner() == "gpu" else default_arch()
+    except errors.LaunchError:
+        return None
+
+
+def launch(tunable, shape, run):
+    """run(knobs) with the tuned knobs of `shape`'s bucket on the launch's target, else
+    run(None) (the default). A tuned choice that fails to trace, compile or pass the gates is
+    refused (one warning) and the default runs; a LaunchError (the call's own arguments) is the
+    caller's."""
+    arch = _launch_arch()
+    knobs = lookup(tunable, shape, arch) if arch else None
+    if knobs is not None:
+        try:
+            return run(knobs)
+        except errors.LaunchError:
+            raise
+        except (errors.HKError, ValueError) as e:
+            refuse(tunable, shape, arch, e)
+    return run(None)
+
+
 def refuse(tunable, shape, arch, error):
     """Forgets the tuned choice of the call's bucket after it failed to build (`error`), with one
     warning: the launches of that bucket take the default from now on."""

@@ -62,6 +62,8 @@ def test_every_candidate_refused_is_exit_1(dirs):
     (["--out=x", "--shape=64,64,64", "--archs=gfx9999"], "gfx9999"),
     (["--out=x", "--effort=max"], "effort"),
     (["--out=x", "--tokens=many", "--model=qwen3-8b"], "--tokens are integers"),
+    (["--out=x", "--ops=flash_attention", "--shape=1,32,5,64,64,128"], "HEADS a multiple of KV_HEADS"),
+    (["--out=x", "--ops=flash_attention", "--shape=1,32,8,64,64,128,sideways"], "an attention's shape"),
 ])
 def test_wrong_commands_exit_2(dirs, args, message):
     result = tune(*args, cache=dirs[0])
@@ -82,3 +84,5 @@ def test_a_models_linear_shapes():
     qwen = cli.models()["qwen3-8b"]
     assert cli.linear_shapes(qwen) == [(6144, 4096), (4096, 4096), (24576, 4096), (4096, 12288)]
     assert cli.linear_shapes(cli.models()["olmoe-1b-7b"]) == [(6144, 2048), (2048, 2048)]
+    assert cli.shapes_for("flash_attention", ["2,16,16,512,1024,64"], ["qwen3-8b"], [4096]) == [
+        (2, 16, 16, 512, 1024, 64, False), (1, 32, 8, 4096, 4096, 128, True)]

@@ -105,3 +105,17 @@ def test_linear_buckets():
     assert gemm.linear_bucket((2049, 6144, 4096, "fp16")) == "fp16 N=6144 K=4096 M=2049-4096"
     assert gemm.linear_bucket((33, 8, 8)) == "bf16 N=8 K=8 M=33-64"
     assert gemm.linear_bucket((10 ** 6, 8, 8)) == "bf16 N=8 K=8 M>16384"
+
+
+def test_the_attention_space_and_buckets():
+    from hk.ops import attention
+
+    candidates = attention.ATTENTION.space_for("gfx1100").candidates()
+    assert len(candidates) == 32 and Config({"KB": 0, "WAVES": 8, "KREAD": 0}) in candidates
+    shape = (1, 32, 8, 4096, 4096, 128, True)
+    assert attention.attention_bucket(shape) == "d128 g4 causal Nq=2049-4096 Nk=2049-4096"
+    assert attention.attention_bucket((2, 8, 8, 100, 40000, 64, False)) == "d64 g1 full Nq=1-128 Nk=>32768"
+    kernel, constants = attention.ATTENTION.kernel(Config({"KB": 0, "WAVES": 8, "KREAD": 0}), shape)
+    assert kernel is attention.attention_kernel(128, 4) and constants == {"CAUSAL": True}
+    kernel, _ = attention.ATTENTION.kernel(Config({"KB": 16, "WAVES": 4, "KREAD": 32}), shape)
+    assert kernel is attention.attention_kernel(128, 4, 16, 4, 32) and kernel.warps == 4

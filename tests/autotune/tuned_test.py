@@ -164,3 +164,18 @@ def test_hk_autotune_that_fails_warns_and_takes_the_default(tuned_file, monkeypa
     monkeypatch.setattr("hk.autotune.searching.search", failing)
     with pytest.warns(HKWarning, match="HK_AUTOTUNE: searching linear .* failed"):
         assert launched() == (4, {})
+
+
+def test_attention_takes_its_buckets_knobs(tuned_file):
+    from hk.ops import attention
+
+    bucket = "d64 g2 causal Nq=1-128 Nk=1-128"
+    tuned_file(ops={"flash_attention": {bucket: {"knobs": {"KB": 16, "WAVES": 4, "KREAD": 32}}}})
+    q = torch.randn(1, 4, 64, 64, dtype=torch.bfloat16)
+    k = torch.randn(1, 2, 64, 64, dtype=torch.bfloat16)
+    out = torch.empty_like(q)
+    with launch.capture() as launches:
+        attention.launch_attention(q, k, k, 0.125, True, out)
+        attention.launch_attention(q[:, :, :32], k[:, :, :32], k[:, :, :32], 0.125, False, out[:, :, :32])
+    assert [kernel for kernel, _, _, _ in launches] == [attention.attention_kernel(64, 2, 16, 4, 32),
+                                                       attention.attention_kernel(64, 2)]
