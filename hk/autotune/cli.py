@@ -44,6 +44,8 @@ def define_flags():
     flags.DEFINE_integer("jobs", None, "worker processes (default: the machine's cores)", lower_bound=1)
     flags.DEFINE_enum("evaluator", None, ["model", "time"], "rank by hk.perf or time on a GPU (default: "
                       "time where a GPU of the target is present)")
+    flags.DEFINE_float("min_gain", 1.0, "keep today's choice unless the best is this much faster "
+                       "(1.02: by 2%)", lower_bound=1.0)
     flags.DEFINE_bool("list", False, "list the ops and models and exit")
 
 
@@ -179,7 +181,8 @@ def main(argv):
                 space = tunable.space_for(arch).replace(**knobs) if knobs else None
                 result = searching.search(tunable, shapes, arch, space=space, strategy=FLAGS.strategy,
                                        effort=FLAGS.effort, budget_s=FLAGS.budget, jobs=FLAGS.jobs,
-                                       evaluator=FLAGS.evaluator, progress=progress)
+                                       evaluator=FLAGS.evaluator, min_gain=FLAGS.min_gain,
+                                       progress=progress)
             except TuneError as e:
                 bar.close()
                 print("FAIL %s on %s: %s" % (op, arch, e))

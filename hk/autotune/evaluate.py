@@ -10,10 +10,11 @@ A result is a record (JSON-able): {"status": "ok", "seconds", "bound", "percent_
 import concurrent.futures
 import dataclasses
 import multiprocessing
+import warnings
 
 from hk.autotune import results
-from hk.errors import (CompileError, HKError, LaunchError, ResourceError, ToolchainError, TraceError,
-                       TuneError, VerifyError)
+from hk.errors import (CompileError, HKError, HKWarning, LaunchError, ResourceError, ToolchainError,
+                       TraceError, TuneError, VerifyError)
 
 # The stage each kind of refusal happens at, most specific first.
 _STAGES = ((TraceError, "trace"), (VerifyError, "verify"), (CompileError, "compile"),
@@ -115,16 +116,25 @@ def time(job, clock=None, tensor_device="cuda"):
     from hk.autotune import timing
 
     out = []
-    for (shape, k), (_, refusal) in zip(job.shapes, build(job)):
-        if refusal is None:
+    for (shape, k), (_, record) in zip(job.shapes, build(job)):
+        if record is None:  # built and gated: time it
             kernel, constants = job.tunable.kernel(job.config, shape)
             args = timing.materialize(job.tunable.arguments(shape), device=tensor_device)
             seconds = timing.measure(lambda: kernel(*args, arch=job.arch, **constants), clock=clock)
-            refusal = {"status": "ok", "seconds": seconds, "bound": "measured", "percent_of_peak": None,
-                       "device": "gpu", "error": None}
-        out.append((k, refusal))
-        results.put(k, refusal)
+            record = {"status": "ok", "seconds": seconds, "bound": "measured", "percent_of_peak": None,
+                      "device": _gpu_name(), "error": None}
+        out.append((k, record))
+        results.put(k, record)
     return out
+
+
+def _gpu_name():
+    import torch
+
+    try:
+        return torch.cuda.get_device_name(0)
+    except (RuntimeError, AssertionError):
+        return "gpu"
 
 
 # The jobs of a run in progress: forked workers inherit them and are sent an index (a job holds
@@ -134,7 +144,11 @@ _JOBS = []
 
 def _in_worker(index):
     job = _JOBS[index]
-    return build(job) if job.evaluator == "time" else predict(job)
+    # A candidate's tracing warnings (registers near the budget, say) would repeat for every
+    # candidate: what counts is whether the gates pass it, which the result says.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HKWarning)
+        return build(job) if job.evaluator == "time" else predict(job)
 
 
 def run(jobs, workers=1, done=None):

@@ -142,7 +142,7 @@ def _score(records, config, count):
 
 
 def search(target, shapes, arch=None, *, space=None, strategy="auto", effort="medium", budget_s=None,
-           jobs=None, evaluator=None, device=None, progress=None):
+           jobs=None, evaluator=None, device=None, min_gain=1.0, progress=None):
     """Searches `target` (an hk.Kernel declared with tune=, or a Tunable) at `shapes` on `arch`.
 
     space        replaces the declared space (same knobs as the kernel takes)
@@ -154,6 +154,8 @@ def search(target, shapes, arch=None, *, space=None, strategy="auto", effort="me
     jobs         worker processes (default: the machine's cores)
     evaluator    "model" or "time" (default: time where a GPU of `arch` is present)
     device       the device hk.perf predicts (default: the arch's)
+    min_gain     a bucket keeps today's choice unless the best is this much faster (1.02: by 2%;
+                 a prediction's ranking is worth little below the model's error)
     progress     called as progress(done, total) as candidates finish
     """
     from hk.dsl.kernel import default_arch
@@ -169,6 +171,8 @@ def search(target, shapes, arch=None, *, space=None, strategy="auto", effort="me
     shapes = list(shapes)
     if not shapes:
         raise TuneError("search %s: no shapes to search at" % tunable.name)
+    if not min_gain >= 1.0:
+        raise TuneError("min_gain is at least 1.0 (no gain), not %r" % (min_gain,))
     exhaustive_up_to, max_evaluations = strategies.limits(effort)
     if strategy == "auto":
         strategy = "exhaustive" if len(candidates) <= exhaustive_up_to else "pattern"
@@ -236,7 +240,7 @@ def search(target, shapes, arch=None, *, space=None, strategy="auto", effort="me
             result.times.append((c.as_dict(), described[i], r["seconds"]))
         else:
             result.refusals.append(Refusal(c.as_dict(), described[i], r.get("stage", "refused"), r.get("reason", "")))
-    result.choices = _choices(tunable, shapes, described, admitted, records, default)
+    result.choices = _choices(tunable, shapes, described, admitted, records, default, min_gain)
     if not result.choices:
         counts_text = ", ".join("%s %d" % kv for kv in sorted(result.refused_by_stage().items()))
         raise TuneError("search %s on %s: every candidate was refused (%s)" % (tunable.name, arch, counts_text),
@@ -245,8 +249,9 @@ def search(target, shapes, arch=None, *, space=None, strategy="auto", effort="me
     return result
 
 
-def _choices(tunable, shapes, described, configs, records, default):
-    """{bucket: Choice}: per bucket the candidate of least total time over its shapes."""
+def _choices(tunable, shapes, described, configs, records, default, min_gain=1.0):
+    """{bucket: Choice}: per bucket the candidate of least total time over its shapes (today's
+    choice, where it competes, unless that one is min_gain times faster)."""
     buckets = {}
     for i, s in enumerate(shapes):
         buckets.setdefault(tunable.bucket(s), []).append(i)
@@ -262,6 +267,8 @@ def _choices(tunable, shapes, described, configs, records, default):
         if not timed:
             continue
         seconds, _, best = min(timed)
-        choices[bucket] = Choice(bucket, best.as_dict(), seconds, total(default) if default is not None else None,
-                                 [described[i] for i in indices])
+        reference = total(default) if default is not None else None
+        if default in configs and reference is not None and seconds * min_gain > reference:
+            seconds, best = reference, default
+        choices[bucket] = Choice(bucket, best.as_dict(), seconds, reference, [described[i] for i in indices])
     return choices

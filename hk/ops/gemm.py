@@ -251,7 +251,7 @@ def linear_bucket(shape):
 
 def _linear_arguments(shape):
     m, n, k, dtype = _linear_shape(shape)
-    t = getattr(hk, dtype).torch_dtype
+    t = getattr(torch, getattr(hk, dtype).torch_name)
     return (torch.empty(m, k, dtype=t, device="meta"), torch.empty(n, k, dtype=t, device="meta"),
             torch.empty(m, n, dtype=t, device="meta"))
 

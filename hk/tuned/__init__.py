@@ -6,7 +6,7 @@ from (the model's version and stated error, or the device measured; the date):
 
     {"format": 1, "hk_version": "0.1.0", "arch": "gfx1100",
      "ops": {"linear": {"bf16 N=4096 K=4096 M=2049-4096": {
-         "knobs": {"waves": 4, "BM": 128, ...}, "seconds": ..., "default_seconds": ...,
+         "knobs": {"waves": 4, "BM": 128, ...}, "seconds": ..., "default_seconds": ..., "gain": ...,
          "shapes": [...], "evaluator": "model", "model": "0.1.0+...", "device": "W7900",
          "error": 0.05, "date": "2026-12-02"}}}}
 
@@ -139,14 +139,14 @@ def _launch_arch():
 def launch(tunable, shape, run):
     """run(knobs) with the tuned knobs of `shape`'s bucket on the launch's target, else
     run(None) (the default). A tuned choice that fails to trace, compile or pass the gates is
-    refused (one warning) and the default runs; a LaunchError (the call's own arguments) is the
-    caller's."""
+    refused (one warning) and the default runs; a LaunchError (the call's own arguments) or a
+    ToolchainError (no compiler) is the caller's."""
     arch = _launch_arch()
     knobs = lookup(tunable, shape, arch) if arch else None
     if knobs is not None:
         try:
             return run(knobs)
-        except errors.LaunchError:
+        except (errors.LaunchError, errors.ToolchainError):
             raise
         except (errors.HKError, ValueError) as e:
             refuse(tunable, shape, arch, e)
@@ -179,6 +179,7 @@ def entry_of(choice, result):
         "knobs": dict(choice.knobs),
         "seconds": choice.seconds,
         "default_seconds": choice.default_seconds,
+        "gain": round(choice.gain, 4) if choice.gain else None,
         "shapes": list(choice.shapes),
         "evaluator": result.evaluator,
         "model": result.model_version,

@@ -31,14 +31,14 @@ def test_tunes_writes_the_file_and_runs_again_from_the_cache(dirs):
     cache, out = dirs
     first = tune(*SMALL, "--jobs=2", "--out=" + out + os.sep, cache=cache)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "linear on gfx1100 (predicted on W7900" in first.stdout
+    assert "linear on gfx1100 (predicted on Radeon PRO W7900" in first.stdout
     assert "2 of 2 admitted candidates evaluated, 0 refused" in first.stdout
     raw = json.load(open(os.path.join(out, "gfx1100.json")))
     assert raw["arch"] == "gfx1100" and raw["hk_version"] == hk.__version__
     entry = raw["ops"]["linear"]["bf16 N=64 K=64 M=33-64"]
     assert entry["knobs"]["BM"] == 64 and entry["knobs"]["UNROLL"] in (2, 4)
     assert entry["seconds"] > 0 and entry["default_seconds"] > 0 and entry["evaluator"] == "model"
-    assert entry["model"].startswith(hk.__version__ + "+") and entry["device"] == "W7900"
+    assert entry["model"].startswith(hk.__version__ + "+") and "W7900" in entry["device"]
     again = tune(*SMALL, "--out=" + out + os.sep, cache=cache)
     assert again.returncode == 0, again.stderr
     assert "0 results evaluated, 3 from the cache" in again.stdout
