@@ -35,7 +35,19 @@ def _refused(stage, error):
     hint = getattr(error, "hint", None)
     if hint:
         text += " (hint: %s)" % hint
-    return {"status": "refused", "stage": stage, "reason": text.strip()[:600]}
+    record = {"status": "refused", "stage": stage, "reason": text.strip()[:600]}
+    cause = error.__cause__
+    if cause is not None and not isinstance(cause, HKError):
+        # hk wrapped a foreign exception (an import that failed, a bug): it may not recur, so it
+        # is reported but never cached.
+        record["transient"] = True
+    return record
+
+
+def _keep(k, record):
+    """Stores a result in the result cache unless it must not outlive this search."""
+    if not record.get("transient"):
+        results.put(k, record)
 
 
 @dataclasses.dataclass
@@ -83,7 +95,7 @@ def predict(job):
         out.append((k, {"status": "ok", "seconds": p.seconds, "bound": p.bound,
                         "percent_of_peak": round(p.percent_of_peak, 2), "device": p.device, "error": p.error}))
     for k, record in out:
-        results.put(k, record)
+        _keep(k, record)
     return out
 
 
@@ -124,7 +136,7 @@ def time(job, clock=None, tensor_device="cuda"):
             record = {"status": "ok", "seconds": seconds, "bound": "measured", "percent_of_peak": None,
                       "device": _gpu_name(), "error": None}
         out.append((k, record))
-        results.put(k, record)
+        _keep(k, record)
     return out
 
 

@@ -152,3 +152,19 @@ def test_the_timed_evaluator_builds_then_times_each_shape(monkeypatch):
     refused = evaluate.Job(tunable, Config({"ROWS": 24}), ARCH, [(shapes()[0], "k2")], "time")
     [(_, record)] = evaluate.time(refused, clock=Clock(), tensor_device="cpu")
     assert record["status"] == "refused" and record["stage"] == "trace"
+
+
+@hk.kernel(grid=lambda p: (hk.cdiv(p.x.rows, 16),), tune=hk.space(X=[1, 2]))
+def flaky(x: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32], *, X=1):
+    i = hk.arch.block_idx.x
+    scale = {1: 2.0}[X]  # X=2: a Python error while tracing, not a refusal of hk's
+    o[0, 0, i, 0] = x[0, 0, i, 0].load(hk.RT(hk.fp32, 16, 64)) * scale
+
+
+def test_a_foreign_exception_is_reported_but_never_cached(monkeypatch):
+    first = hk.autotune.search(flaky, shapes()[:1], ARCH, jobs=1, evaluator="model")
+    [refusal] = first.refusals
+    assert refusal.knobs == {"X": 2} and "KeyError" in refusal.reason
+    seen = counting(monkeypatch)
+    hk.autotune.search(flaky, shapes()[:1], ARCH, jobs=1, evaluator="model")
+    assert seen == [{"X": 2}]
