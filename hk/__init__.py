@@ -25,6 +25,7 @@ _EXPORTS = {
     "DType": "hk.types", "RT": "hk.types", "RV": "hk.types", "ST": "hk.types", "SV": "hk.types",
     "Tensor": "hk.types", "bf16": "hk.types", "fp16": "hk.types", "fp32": "hk.types",
     "fp8e4m3": "hk.types", "fp8e5m2": "hk.types", "i8": "hk.types", "i32": "hk.types",
+    "space": "hk.autotune.space",
 }
 for _name in ("add_col", "add_row", "broadcast", "causal", "cdiv", "col_max", "col_min", "col_sum",
               "div_col", "div_row", "full", "gather", "iota", "max_col", "max_row", "maximum", "min_col", "min_row",
@@ -32,7 +33,8 @@ for _name in ("add_col", "add_row", "broadcast", "causal", "cdiv", "col_max", "c
               "neg_infty", "rand", "row_max", "row_min", "row_sum", "scatter", "sub_col", "sub_row",
               "tile_coord", "transpose", "tril", "triu", "where", "zeros"):
     _EXPORTS[_name] = "hk.dsl.ops"
-_SUBMODULES = {"arch": "hk.dsl.arch", "lds": "hk.dsl.lds", "math": "hk.dsl.math", "errors": "hk.errors"}
+_SUBMODULES = {"arch": "hk.dsl.arch", "lds": "hk.dsl.lds", "math": "hk.dsl.math", "errors": "hk.errors",
+               "autotune": "hk.autotune", "tuned": "hk.tuned"}
 
 __all__ = sorted(list(_EXPORTS) + list(_SUBMODULES))
 

@@ -12,6 +12,7 @@ under the column, and say what to do about it.
       CompileError    the device compiler rejected the C++
       ResourceError   the built kernel spills, uses scratch, or misses a resource limit
       LaunchError     a launch's arguments or device are wrong
+      TuneError       a search space, a search or a tuned-choices file is wrong
 """
 
 import dataclasses
@@ -170,6 +171,12 @@ class ResourceError(HKError):
 
 class LaunchError(HKError):
     """A launch cannot happen: wrong arguments, no device, no runner for HK_DEVICE."""
+
+
+class TuneError(HKError, ValueError):
+    """A search space, a search or a tuned-choices file is wrong: an empty space, a knob the
+    kernel does not take, constraints no candidate meets, a search whose every candidate was
+    refused."""
 
 
 class HKWarning(UserWarning):

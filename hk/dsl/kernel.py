@@ -21,6 +21,10 @@ signature's defaults for that target, and a caller's own constants replace both:
 
     @hk.kernel(grid=..., warps=8, schedule={"gfx950": {"BK": 64}})
     def gemm(a: hk.Tensor[hk.bf16], ..., *, BK=32): ...
+
+The constants a search may choose go in `tune=`: an hk.space of some of them (hk.autotune):
+
+    @hk.kernel(grid=..., tune=hk.space(BK=[32, 64], UNROLL=[2, 4]))
 """
 
 import dataclasses
@@ -34,7 +38,7 @@ from hk.compiler import diagnostics
 from hk.dsl import builder as _b
 from hk.dsl import rewrite
 from hk.dsl.values import Global, Scalar
-from hk.errors import LaunchError, Location, TargetError, TraceError
+from hk.errors import LaunchError, Location, TargetError, TraceError, TuneError
 from hk.target import facts
 
 _SCALARS = {int: types.i32, float: types.fp32, types.i32: types.i32, types.fp32: types.fp32}
@@ -109,6 +113,23 @@ class TracedKernel:
         return self.dump()
 
 
+def _checked_space(tune, constants, name, fn):
+    """tune= as given, refused unless it is an hk.space whose knobs are the kernel's constants."""
+    if tune is None:
+        return None
+    from hk.autotune.space import Space
+
+    if not isinstance(tune, Space):
+        raise TuneError("tune= is an hk.space(KNOB=[values], ...), not %r" % (tune,), location=Location.of_function(fn))
+    unknown = set(tune.knobs) - set(constants)
+    if unknown:
+        raise TuneError("kernel %s: its space tunes %s, which %s not among its constants (%s)"
+                         % (name, ", ".join(sorted(unknown)), "is" if len(unknown) == 1 else "are",
+                            ", ".join(sorted(constants)) or "none"), location=Location.of_function(fn),
+                         hint="knobs a search chooses are keyword-only constants: def k(..., *, BLOCK=64)")
+    return tune
+
+
 def default_arch():
     """HK_ARCH, else the GPU's architecture when one is visible, else gfx1100."""
     arch = os.environ.get("HK_ARCH")
@@ -123,7 +144,7 @@ class Kernel:
     """A DSL kernel: traced, verified, translated and compiled once per specialization."""
 
     def __init__(self, fn, *, grid=None, warps=1, arch=None, name=None, max_vgprs=None,
-                 min_occupancy=None, schedule=None):
+                 min_occupancy=None, schedule=None, tune=None):
         if not isinstance(warps, int) or warps < 1:
             raise TraceError("warps must be a positive integer, not %r" % (warps,),
                              location=Location.of_function(fn))
@@ -144,6 +165,7 @@ class Kernel:
         self.schedule = schedule
         rewrite.refuse_generators(fn, "kernel")
         self.params, self.default_constants = _parse_params(fn)
+        self.tune = _checked_space(tune, self.default_constants, self.name, fn)
         self._body = None
         self._traces = {}
         self._builds = {}
@@ -364,7 +386,7 @@ class TensorExtents:
 
 def kernel(fn=None, **options):
     """Declares a kernel; see the module docstring. Options: grid, warps, arch, name,
-    max_vgprs, min_occupancy, schedule."""
+    max_vgprs, min_occupancy, schedule, tune."""
     if fn is None:
         return lambda f: Kernel(f, **options)
     return Kernel(fn, **options)

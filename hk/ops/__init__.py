@@ -108,4 +108,7 @@ for _name, _op in OPS.items():
     assert not isinstance(globals().get(_name), type(registry)), "op %s hides the module hk.ops.%s" % (_name, _name)
     globals()[_name] = _op
 
-__all__ = sorted(list(OPS) + ["sdpa", "sdpa_route"])
+# The ops whose schedule a search chooses (hk-tune; hk/tuned/<arch>.json), by op name.
+TUNABLES = {t.name: t for t in (gemm.LINEAR, attention.ATTENTION)}
+
+__all__ = sorted(list(OPS) + ["sdpa", "sdpa_route", "TUNABLES"])

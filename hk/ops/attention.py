@@ -31,10 +31,14 @@ the longer the block, the less that costs per matrix instruction:
 """
 
 import functools
+import os
 
 import torch
 
 import hk
+from hk import tuned
+from hk.autotune.space import space
+from hk.autotune.tunable import Tunable
 from hk.ops import registry
 
 LOG2E = 1.4426950408889634
@@ -48,14 +52,15 @@ K_READ = {"gfx1100": {64: 64, 128: 32}, "gfx1201": {64: 64, 128: 64}, "gfx942": 
 
 
 @functools.lru_cache(maxsize=None)
-def attention_kernel(D=64, GROUP=1, KB=None, WAVES=WAVES):
+def attention_kernel(D=64, GROUP=1, KB=None, WAVES=WAVES, KREAD=None):
     """The fast kernel for head size D (64 or 128) and GROUP query heads per K/V head: WAVES
-    waves of 16 queries each, KB keys per block."""
+    waves of 16 queries each, KB keys per block (default KEY_BLOCK's), K read from LDS KREAD
+    columns at a time (default K_READ's for the target)."""
     KB = KB or KEY_BLOCK[D]
     Q = 16 * WAVES  # queries per workgroup
 
     def k_read():
-        return K_READ.get(hk.arch.target().arch, {}).get(D, 16)
+        return KREAD or K_READ.get(hk.arch.target().arch, {}).get(D, 16)
 
     def scores(j, kk, Qs, k_lds, buf, qk_scale, n, q0, masked, causal):
         # Sᵀ for keys j*KB + 16*kk ..: 16 keys x 16 queries (unscaled).
@@ -145,6 +150,58 @@ def attention_kernel(D=64, GROUP=1, KB=None, WAVES=WAVES):
     return attention
 
 
+# Tuning -----------------------------------------------------------------------------------------
+
+# A shape is (batch, heads, kv_heads, query tokens, key tokens, D, causal); 0 for KB or KREAD is
+# the default's choice (KEY_BLOCK's, K_READ's), so that today's choice is a candidate.
+TOKEN_BUCKETS = (128, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+
+
+def attention_space(target):
+    """Keys per block, waves per workgroup (16 queries each), K's columns per LDS read. What
+    does not fit a head size's registers or LDS the gates refuse at that shape."""
+    return space(KB=[0, 16, 32, 64], WAVES=[4, 8], KREAD=[0, 16, 32, 64])
+
+
+def _tokens(n):
+    low = 0
+    for high in TOKEN_BUCKETS:
+        if n <= high:
+            return "%d-%d" % (low + 1, high)
+        low = high
+    return ">%d" % TOKEN_BUCKETS[-1]
+
+
+def attention_bucket(shape):
+    b, h, hkv, n, nk, d, causal = shape
+    return "d%d g%d %s Nq=%s Nk=%s" % (d, h // hkv, "causal" if causal else "full", _tokens(n), _tokens(nk))
+
+
+def _kernel_of(knobs, shape):
+    d, group = shape[5], shape[1] // shape[2]
+    chosen = (knobs.get("KB") or None, knobs.get("WAVES", WAVES), knobs.get("KREAD") or None)
+    # Called as the default launch calls it when the knobs are the default's (one Kernel, one trace).
+    return attention_kernel(d, group) if chosen == (None, WAVES, None) else attention_kernel(d, group, *chosen)
+
+
+def _attention_arguments(shape):
+    b, h, hkv, n, nk, d, causal = shape
+
+    def meta(*dims):
+        return torch.empty(*dims, dtype=torch.bfloat16, device="meta")
+
+    return meta(b * h, n, d), meta(b * hkv, nk, d), meta(b * hkv, nk, d), meta(b * h, n, d), d ** -0.5, nk - n
+
+
+ATTENTION = Tunable(
+    name="flash_attention", space=attention_space, knobs=frozenset(("KB", "WAVES", "KREAD")),
+    kernel=lambda config, shape: (_kernel_of(config.as_dict(), shape), {"CAUSAL": bool(shape[6])}),
+    arguments=_attention_arguments, default=lambda arch: {"KB": 0, "WAVES": WAVES, "KREAD": 0},
+    bucket=attention_bucket, describe=lambda shape: "b%d h%d kv%d nq%d nk%d d%d %s" % (
+        *shape[:6], "causal" if shape[6] else "full"),
+    sources=(os.path.abspath(__file__),))
+
+
 # torch operators -------------------------------------------------------------------------------
 
 def launch_attention(q, k, v, scale, causal, out):
@@ -194,8 +251,9 @@ def launch_attention(q, k, v, scale, causal, out):
         return flat.contiguous()
 
     o3 = heads("out", out, writable=True)
-    attention_kernel(d, h // hkv)(heads("q", q), heads("k", k), heads("v", v), o3, float(scale), nk - n,
-                                  CAUSAL=bool(causal))
+    args = (heads("q", q), heads("k", k), heads("v", v), o3, float(scale), nk - n)
+    shape = (b, h, hkv, n, nk, d, bool(causal))
+    tuned.launch(ATTENTION, shape, lambda knobs: _kernel_of(knobs or {}, shape)(*args, CAUSAL=bool(causal)))
 
 
 def _flash_attention(q, k, v, scale, causal=False):

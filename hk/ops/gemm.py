@@ -26,13 +26,20 @@ A decode's linear (up to 32 rows of x, a long K) would run a handful of workgrou
 its columns of the weight over all of K: it runs split-K instead (split_k: K in parts over about
 128 workgroups, 32 rows each), its fp32 parts (a workspace from torch's allocator) summed with
 the bias by split_sum_kernel in one fixed order, so that results do not depend on timing.
+
+The other linears take the schedule hk/tuned/<arch>.json records for their bucket (LINEAR: the
+space searched, the buckets of M by N and K), else the default above.
 """
 
 import functools
+import os
 
 import torch
 
 import hk
+from hk import tuned
+from hk.autotune.space import space
+from hk.autotune.tunable import Tunable
 from hk.ops import registry
 from hk.types import divisor_of
 
@@ -189,8 +196,6 @@ def split_sum_kernel(out=hk.bf16, with_bias=False):
     return split_sum
 
 
-# torch operators -------------------------------------------------------------------------------
-
 # Decode's split-K: up to DECODE_ROWS rows of x, K in parts of at least SPLIT_STEPS steps of
 # BK = 32, enough parts for about SPLIT_WORKGROUPS workgroups in all.
 DECODE_ROWS, SPLIT_STEPS, SPLIT_WORKGROUPS = 32, 8, 128
@@ -204,6 +209,80 @@ def split_k(m, n, k, bn=128, bk=32):
     want = max(1, min(SPLIT_WORKGROUPS // -(-n // bn), steps // SPLIT_STEPS))
     per = -(-steps // want)
     return -(-steps // per), per
+
+
+# Tuning -----------------------------------------------------------------------------------------
+
+# The upper ends of the buckets of M a linear's schedule is tuned and looked up by (N and K exact).
+M_BUCKETS = (32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384)
+
+
+def linear_space(target):
+    """The GEMM's knobs on a target: waves per workgroup, C's tile, K's step, steps per loop
+    iteration; the constraints keep the candidates that can build, so that the gates refuse
+    few."""
+    return space(
+        waves=[4, 8], BM=[64, 128, 256], BN=[64, 128, 256], BK=[32, 64], UNROLL=[2, 4],
+        where=[
+            # each row of waves owns whole 16-row tiles of C; each wave of a row half of BN
+            lambda c: c.BM % (16 * (c.waves // 2)) == 0 and c.BN % 32 == 0,
+            # two buffers of A's and B's tiles in the LDS
+            lambda c: 2 * 2 * (c.BM + c.BN) * c.BK <= target.lds_bytes,
+            # C's accumulator in at most half of a lane's 256 VGPRs: the rest stage the copies
+            lambda c: (c.BM // (c.waves // 2)) * (c.BN // 2) // target.wave_size <= 128,
+        ])
+
+
+def _linear_shape(shape):
+    """(M, N, K, dtype name) of a linear's shape (M, N, K) or (M, N, K, "fp16")."""
+    m, n, k, *rest = shape
+    return int(m), int(n), int(k), rest[0] if rest else "bf16"
+
+
+def linear_bucket(shape):
+    m, n, k, dtype = _linear_shape(shape)
+    low = 0
+    for high in M_BUCKETS:
+        if m <= high:
+            return "%s N=%d K=%d M=%d-%d" % (dtype, n, k, low + 1, high)
+        low = high
+    return "%s N=%d K=%d M>%d" % (dtype, n, k, M_BUCKETS[-1])
+
+
+def _linear_arguments(shape):
+    m, n, k, dtype = _linear_shape(shape)
+    t = getattr(torch, getattr(hk, dtype).torch_name)
+    return (torch.empty(m, k, dtype=t, device="meta"), torch.empty(n, k, dtype=t, device="meta"),
+            torch.empty(m, n, dtype=t, device="meta"))
+
+
+def _linear_kernel(knobs, shape, with_bias=False):
+    """(the GEMM kernel, its constants) for `knobs` (waves picks the kernel, the rest are its
+    constants) at a shape's dtype."""
+    knobs = dict(knobs.items() if hasattr(knobs, "items") else knobs)
+    dtype = getattr(hk, _linear_shape(shape)[3])
+    waves = knobs.pop("waves", None)
+    # Called as launches call it when waves is the default's, so both share one Kernel (one trace).
+    kernel = gemm_kernel(dtype, dtype, "ABt", with_bias) if waves in (None, 4) else \
+        gemm_kernel(dtype, dtype, "ABt", with_bias, waves=waves)
+    return kernel, knobs
+
+
+def _linear_default(arch):
+    kernel = gemm_kernel(hk.bf16, hk.bf16, "ABt", False)
+    constants = kernel._constants({}, arch)
+    return dict(waves=kernel.warps, **{k: constants[k] for k in ("BM", "BN", "BK", "UNROLL")})
+
+
+LINEAR = Tunable(
+    name="linear", space=linear_space, knobs=frozenset(("waves", "BM", "BN", "BK", "KSTEP", "UNROLL")),
+    kernel=lambda config, shape: _linear_kernel(config, shape), arguments=_linear_arguments,
+    default=_linear_default, bucket=linear_bucket,
+    describe=lambda shape: "%s M=%d N=%d K=%d" % (_linear_shape(shape)[3], *_linear_shape(shape)[:3]),
+    sources=(os.path.abspath(__file__),))
+
+
+# torch operators ---------------------------------------------------------------------------------
 
 
 def launch_linear(x, weight, bias, out):
@@ -244,11 +323,17 @@ def launch_linear(x, weight, bias, out):
         else:
             total(parts, c)
         return
-    kernel = gemm_kernel(dtype, dtype, "ABt", bias is not None)
-    if bias is not None:
-        kernel(a, b, bias.contiguous(), c, **schedule)
-    else:
-        kernel(a, b, c, **schedule)
+    operands = (a, b, bias.contiguous(), c) if bias is not None else (a, b, c)
+    if schedule:  # rows read in pieces: their own schedule
+        gemm_kernel(dtype, dtype, "ABt", bias is not None)(*operands, **schedule)
+        return
+    shape = (a.shape[0], n, k, dtype.name)
+
+    def run(knobs):
+        kernel, constants = _linear_kernel(knobs or {}, shape, bias is not None)
+        kernel(*operands, **constants)
+
+    tuned.launch(LINEAR, shape, run)
 
 
 def _linear(x, weight, bias=None):

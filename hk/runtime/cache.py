@@ -67,7 +67,9 @@ def key(source, arch, toolchain, flags=()):
 
 
 @contextlib.contextmanager
-def _locked(path):
+def locked(path):
+    """Holds an exclusive lock on the file `path` (created if missing) for the block: processes
+    that take it run the block one at a time."""
     with open(path, "a+") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
@@ -80,7 +82,7 @@ def _digest(data):
     return hashlib.sha256(data).hexdigest()
 
 
-def _write(path, data):
+def write_atomically(path, data):
     """Writes `data` to `path` through a staged file and a rename (readers see all or nothing)."""
     staged = "%s.%d.tmp" % (path, os.getpid())
     staged = os.path.join(os.path.dirname(path), "." + os.path.basename(staged))
@@ -125,7 +127,7 @@ def code_object(source, arch, *, toolchain, flags=()):
     if os.path.exists(path) and _damage(path) is None:
         return path, True
     os.makedirs(directory, exist_ok=True)
-    with _locked(os.path.join(directory, k + ".lock")):
+    with locked(os.path.join(directory, k + ".lock")):
         if _verified(path):  # another process built it while we waited
             return path, True
         with contextlib.suppress(FileNotFoundError):
@@ -140,6 +142,6 @@ def code_object(source, arch, *, toolchain, flags=()):
             with open(out, "rb") as f:
                 data = f.read()
         # The digest lands first: a reader that sees the code object also sees its digest.
-        _write(os.path.join(directory, k + ".sha256"), (_digest(data) + "\n").encode())
-        _write(path, data)
+        write_atomically(os.path.join(directory, k + ".sha256"), (_digest(data) + "\n").encode())
+        write_atomically(path, data)
     return path, False

@@ -120,7 +120,8 @@ def test_the_wheel_holds_the_package_and_nothing_else():
     names = zipfile.ZipFile(wheel).namelist()
     for needed in ("hk/__init__.py", "hk/_mlir/_mlir_libs/_mlir.so", "hk/emu/_native.so",
                    "hk/target/targets.json", "hk/runtime/debian_packages.json", "hk/ops/norms.py",
-                   "hk/include/hk/hk.cuh", "hk/_mlir/dialects/_hk_ops_gen.py"):
+                   "hk/include/hk/hk.cuh", "hk/_mlir/dialects/_hk_ops_gen.py", "hk/autotune/models.json",
+                   "hk/tuned/__init__.py"):
         assert needed in names, needed
     assert not [n for n in names if not n.startswith(("hk/", "hk_dsl-"))], names
     assert not [n for n in names if "test" in os.path.basename(n) or n.endswith(".pyc")]
@@ -166,7 +167,7 @@ def test_the_compiler_comes_from_hk_rocm_path(installed):
 
 def test_console_scripts(installed):
     venv, env, _, work = installed
-    for tool in ("hk-check", "hk-warm", "hk-cocheck", "hk-toolchain", "hk-opt", "hk-translate"):
+    for tool in ("hk-check", "hk-warm", "hk-cocheck", "hk-toolchain", "hk-opt", "hk-translate", "hk-tune"):
         helped = run(installed, tool, "--help")
         assert helped.returncode == 0, (tool, helped.stderr)
         assert helped.stdout.strip(), tool

@@ -1,0 +1,191 @@
+"""Evaluating candidates: each traced, verified, compiled and gated as a launch builds it
+(Kernel.build, the one compile path through the compile cache), then predicted by hk.perf or,
+on a GPU, timed. Candidates run in forked worker processes; a refusal is a result that names
+its stage and reason.
+
+A result is a record (JSON-able): {"status": "ok", "seconds", "bound", "percent_of_peak",
+"device", "error"} or {"status": "refused", "stage", "reason"}.
+"""
+
+import concurrent.futures
+import dataclasses
+import multiprocessing
+import warnings
+
+from hk.autotune import results
+from hk.errors import (CompileError, HKError, HKWarning, LaunchError, ResourceError, ToolchainError,
+                       TraceError, TuneError, VerifyError)
+
+# The stage each kind of refusal happens at, most specific first.
+_STAGES = ((TraceError, "trace"), (VerifyError, "verify"), (CompileError, "compile"),
+           (ResourceError, "gate"), (LaunchError, "launch"), (TuneError, "declare"))
+
+
+def stage_of(error):
+    for cls, stage in _STAGES:
+        if isinstance(error, cls):
+            return stage
+    if isinstance(error, HKError) and type(error).__module__.startswith("hk.perf"):
+        return "model"
+    return "refused"
+
+
+def _refused(stage, error):
+    text = getattr(error, "message", None) or str(error)
+    hint = getattr(error, "hint", None)
+    if hint:
+        text += " (hint: %s)" % hint
+    record = {"status": "refused", "stage": stage, "reason": text.strip()[:600]}
+    cause = error.__cause__
+    if cause is not None and not isinstance(cause, HKError):
+        # hk wrapped a foreign exception (an import that failed, a bug): it may not recur, so it
+        # is reported but never cached.
+        record["transient"] = True
+    return record
+
+
+def _keep(k, record):
+    """Stores a result in the result cache unless it must not outlive this search."""
+    if not record.get("transient"):
+        results.put(k, record)
+
+
+@dataclasses.dataclass
+class Job:
+    """One candidate at the shapes whose results are not cached: [(shape, cache key)]."""
+
+    tunable: object
+    config: object
+    arch: str
+    shapes: list
+    evaluator: str        # "model" or "time"
+    device: object = None  # the device hk.perf predicts (None: the arch's)
+
+
+def _kernel(job, shape):
+    """((kernel, constants), None) of the job's candidate at `shape`, or (None, a refusal record)."""
+    try:
+        return job.tunable.kernel(job.config, shape), None
+    except ToolchainError:
+        raise
+    except HKError as e:
+        return None, _refused(stage_of(e), e)
+    except (ValueError, TypeError) as e:  # a factory refusing a knob's value
+        return None, _refused("declare", e)
+
+
+def predict(job):
+    """[(key, record)] of a job, each shape predicted by hk.perf (the build is a launch's)."""
+    from hk import perf
+
+    out = []
+    for shape, k in job.shapes:
+        made, refusal = _kernel(job, shape)
+        if refusal is not None:
+            out.append((k, refusal))
+            continue
+        kernel, constants = made
+        try:
+            p = perf.predict(kernel, *job.tunable.arguments(shape), arch=job.arch, device=job.device, **constants)
+        except ToolchainError:
+            raise
+        except HKError as e:
+            out.append((k, _refused(stage_of(e), e)))
+            continue
+        out.append((k, {"status": "ok", "seconds": p.seconds, "bound": p.bound,
+                        "percent_of_peak": round(p.percent_of_peak, 2), "device": p.device, "error": p.error}))
+    for k, record in out:
+        _keep(k, record)
+    return out
+
+
+def build(job):
+    """[(key, refusal record or None)] of a job: each shape's launch built and gated, not run
+    (the timed evaluator builds in the workers and times in the process that owns the GPU)."""
+    from hk.runtime import launch
+
+    out = []
+    for shape, k in job.shapes:
+        made, refusal = _kernel(job, shape)
+        if refusal is not None:
+            out.append((k, refusal))
+            continue
+        kernel, constants = made
+        try:
+            launch.built(kernel, list(job.tunable.arguments(shape)), job.arch, constants)
+        except ToolchainError:
+            raise
+        except HKError as e:
+            out.append((k, _refused(stage_of(e), e)))
+            continue
+        out.append((k, None))
+    return out
+
+
+def time(job, clock=None, tensor_device="cuda"):
+    """[(key, record)] of a job timed on the GPU (hk.autotune.timing), after build(); `clock` and
+    `tensor_device` stand in for the GPU's in the tests."""
+    from hk.autotune import timing
+
+    out = []
+    for (shape, k), (_, record) in zip(job.shapes, build(job)):
+        if record is None:  # built and gated: time it
+            kernel, constants = job.tunable.kernel(job.config, shape)
+            args = timing.materialize(job.tunable.arguments(shape), device=tensor_device)
+            seconds = timing.measure(lambda: kernel(*args, arch=job.arch, **constants), clock=clock)
+            record = {"status": "ok", "seconds": seconds, "bound": "measured", "percent_of_peak": None,
+                      "device": _gpu_name(), "error": None}
+        out.append((k, record))
+        _keep(k, record)
+    return out
+
+
+def _gpu_name():
+    import torch
+
+    try:
+        return torch.cuda.get_device_name(0)
+    except (RuntimeError, AssertionError):
+        return "gpu"
+
+
+# The jobs of a run in progress: forked workers inherit them and are sent an index (a job holds
+# the user's functions, which need not pickle).
+_JOBS = []
+
+
+def _in_worker(index):
+    job = _JOBS[index]
+    # A candidate's tracing warnings (registers near the budget, say) would repeat for every
+    # candidate: what counts is whether the gates pass it, which the result says.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", HKWarning)
+        return build(job) if job.evaluator == "time" else predict(job)
+
+
+def run(jobs, workers=1, done=None):
+    """Each job's [(key, record)], in order. Workers > 1: in forked processes (the compile cache
+    and the result cache are safe under concurrent writers); done(job) after each."""
+    outcomes = [None] * len(jobs)
+    _JOBS[:] = jobs
+    try:
+        if workers > 1 and len(jobs) > 1:
+            context = multiprocessing.get_context("fork")  # workers inherit the loaded kernels
+            with concurrent.futures.ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
+                futures = {pool.submit(_in_worker, i): i for i in range(len(jobs))}
+                for future in concurrent.futures.as_completed(futures):
+                    i = futures[future]
+                    outcomes[i] = future.result()
+                    if done:
+                        done(jobs[i])
+        else:
+            for i in range(len(jobs)):
+                outcomes[i] = _in_worker(i)
+                if done:
+                    done(jobs[i])
+    finally:
+        _JOBS.clear()
+    for i, job in enumerate(jobs):
+        if job.evaluator == "time":  # the GPU belongs to this process: time what the workers built
+            outcomes[i] = time(job)
+    return outcomes

@@ -1,0 +1,88 @@
+"""hk-tune: a search of the GEMM at a small shape written to a tuned file that a launch reads;
+a second run served by the result cache; exit 1 when every candidate is refused, 2 for a wrong
+command."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import hk
+
+SMALL = ["--shape=64,64,64", "--knob=waves=4", "--knob=BM=64", "--knob=BN=64", "--knob=BK=32",
+         "--knob=UNROLL=2,4", "--evaluator=model"]
+
+
+def tune(*args, cache):
+    env = dict(os.environ, HK_CACHE_DIR=cache)
+    env.pop("HK_DEVICE", None)
+    return subprocess.run([sys.executable, "-m", "hk.autotune.cli"] + list(args), env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    return str(tmp_path / "cache"), str(tmp_path / "tuned")
+
+
+def test_tunes_writes_the_file_and_runs_again_from_the_cache(dirs):
+    cache, out = dirs
+    first = tune(*SMALL, "--jobs=2", "--out=" + out + os.sep, cache=cache)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "linear on gfx1100 (predicted on Radeon PRO W7900" in first.stdout
+    assert "2 of 2 admitted candidates evaluated, 0 refused" in first.stdout
+    raw = json.load(open(os.path.join(out, "gfx1100.json")))
+    assert raw["arch"] == "gfx1100" and raw["hk_version"] == hk.__version__
+    entry = raw["ops"]["linear"]["bf16 N=64 K=64 M=33-64"]
+    assert entry["knobs"]["BM"] == 64 and entry["knobs"]["UNROLL"] in (2, 4)
+    assert entry["seconds"] > 0 and entry["default_seconds"] > 0 and entry["evaluator"] == "model"
+    assert entry["model"].startswith(hk.__version__ + "+") and "W7900" in entry["device"]
+    again = tune(*SMALL, "--out=" + out + os.sep, cache=cache)
+    assert again.returncode == 0, again.stderr
+    assert "0 results evaluated, 3 from the cache" in again.stdout
+
+
+def test_every_candidate_refused_is_exit_1(dirs):
+    cache, out = dirs
+    result = tune("--shape=64,64,64", "--knob=waves=4", "--knob=BM=64", "--knob=BN=64", "--knob=BK=24",
+                  "--knob=UNROLL=2", "--evaluator=model", "--out=" + out, cache=cache)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "FAIL linear on gfx1100" in result.stdout and "refused (trace 1)" in result.stdout
+    assert "multiple of 16 but got 24" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "--out"),
+    (["--out=x", "--ops=softmax"], "no tunable op softmax"),
+    (["--out=x", "--shape=64,64"], "a linear's shape is M,N,K"),
+    (["--out=x", "--model=gpt-9"], "unknown model 'gpt-9'"),
+    (["--out=x", "--shape=64,64,64", "--knob=BLOCK=1"], "linear takes no knob BLOCK"),
+    (["--out=x", "--shape=64,64,64", "--archs=gfx9999"], "gfx9999"),
+    (["--out=x", "--effort=max"], "effort"),
+    (["--out=x", "--tokens=many", "--model=qwen3-8b"], "--tokens are integers"),
+    (["--out=x", "--ops=flash_attention", "--shape=1,32,5,64,64,128"], "HEADS a multiple of KV_HEADS"),
+    (["--out=x", "--ops=flash_attention", "--shape=1,32,8,64,64,128,sideways"], "an attention's shape"),
+])
+def test_wrong_commands_exit_2(dirs, args, message):
+    result = tune(*args, cache=dirs[0])
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_help_and_list():
+    helped = tune("--help", cache="unused")
+    assert helped.returncode == 0 and "--knob" in helped.stdout and "Exit codes" in helped.stdout
+    listed = tune("--list", cache="unused")
+    assert listed.returncode == 0 and "linear" in listed.stdout and "qwen3-8b" in listed.stdout
+
+
+def test_a_models_linear_shapes():
+    from hk.autotune import cli
+
+    qwen = cli.models()["qwen3-8b"]
+    assert cli.linear_shapes(qwen) == [(6144, 4096), (4096, 4096), (24576, 4096), (4096, 12288)]
+    assert cli.linear_shapes(cli.models()["olmoe-1b-7b"]) == [(6144, 2048), (2048, 2048)]
+    assert cli.shapes_for("flash_attention", ["2,16,16,512,1024,64"], ["qwen3-8b"], [4096]) == [
+        (2, 16, 16, 512, 1024, 64, False), (1, 32, 8, 4096, 4096, 128, True)]

@@ -1,0 +1,181 @@
+"""hk.tuned at launch: hk.ops.linear takes the knobs its bucket records; a file from another hk
+version or target, one that does not parse, a knob the op does not take, and a choice that no
+longer builds each fall back to the default with one warning; HK_TUNED as a directory;
+HK_AUTOTUNE=1 searches a bucket with no entry once."""
+
+import contextlib
+import json
+import warnings
+
+import pytest
+import torch
+
+import hk
+import hk.ops
+from hk import tuned
+from hk.errors import HKWarning
+from hk.ops import gemm
+from hk.runtime import launch
+
+BUCKET = "bf16 N=64 K=64 M=33-64"
+KNOBS = {"waves": 8, "BM": 64, "BN": 64, "BK": 64, "UNROLL": 4}
+
+
+@pytest.fixture
+def tuned_file(tmp_path, monkeypatch):
+    """write(ops=..., **fields): the tuned file HK_TUNED names, for gfx1100 by default."""
+    monkeypatch.setenv("HK_DEVICE", "interp")
+    monkeypatch.setenv("HK_ARCH", "gfx1100")
+    monkeypatch.delenv("HK_AUTOTUNE", raising=False)
+    path = tmp_path / "gfx1100.json"
+    monkeypatch.setenv("HK_TUNED", str(path))
+
+    def write(ops=None, text=None, **fields):
+        raw = {"format": tuned.FORMAT, "hk_version": hk.__version__, "arch": "gfx1100",
+               "ops": ops if ops is not None else {"linear": {BUCKET: {"knobs": KNOBS}}}}
+        raw.update(fields)
+        path.write_text(text if text is not None else json.dumps(raw))
+        tuned.forget()
+        return path
+
+    tuned.forget()
+    yield write
+    tuned.forget()
+
+
+def operands(m=64, n=64, k=64):
+    torch.manual_seed(0)
+    return torch.randn(m, k, dtype=torch.bfloat16), torch.randn(n, k, dtype=torch.bfloat16)
+
+
+def launched(m=64):
+    """(warps, constants) of the GEMM launch hk.ops.linear makes at M=m, N=K=64."""
+    x, w = operands(m)
+    out = torch.empty(m, 64, dtype=torch.bfloat16)
+    with launch.capture() as launches:
+        gemm.launch_linear(x, w, None, out)
+    [(kernel, _, _, constants)] = launches
+    return kernel.warps, constants
+
+
+@contextlib.contextmanager
+def quiet():
+    """A block in which any hk warning fails the test."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", HKWarning)
+        yield
+
+
+def test_the_recorded_knobs_are_what_a_launch_takes(tuned_file):
+    tuned_file()
+    assert launched() == (8, {"BM": 64, "BN": 64, "BK": 64, "UNROLL": 4})
+    assert launched(m=128) == (4, {})  # a bucket with no entry: the default
+
+
+def test_the_tuned_kernel_computes_the_product(tuned_file):
+    tuned_file()
+    x, w = operands()
+    with quiet():
+        y = hk.ops.linear(x, w)
+    torch.testing.assert_close(y.float(), x.float() @ w.float().T, atol=0.1, rtol=0.02)
+
+
+@pytest.mark.parametrize("fields, message", [
+    ({"hk_version": "0.0.1"}, "written by hk 0.0.1"),
+    ({"arch": "gfx950"}, "holds the choices of gfx950, not gfx1100"),
+    ({"format": 99}, "its format is 99"),
+    ({"text": "{ not json"}, "is not JSON"),
+    ({"ops": {"linear": {BUCKET: {"knobs": dict(KNOBS, BLOCK=3)}}}}, "sets BLOCK, which linear does not take"),
+    ({"ops": {"linear": {BUCKET: {"seconds": 1.0}}}}, "has no knobs"),
+])
+def test_an_unusable_file_or_entry_falls_back_with_one_warning(tuned_file, fields, message):
+    tuned_file(**fields)
+    with pytest.warns(HKWarning, match=message):
+        assert launched() == (4, {})
+    with quiet():  # once: later launches are quiet
+        assert launched() == (4, {})
+
+
+def test_a_missing_file_named_by_hk_tuned_is_a_warning(tuned_file, monkeypatch, tmp_path):
+    monkeypatch.setenv("HK_TUNED", str(tmp_path / "absent.json"))
+    with pytest.warns(HKWarning, match="there is no such file"):
+        assert launched() == (4, {})
+
+
+def test_a_choice_that_no_longer_builds_falls_back_to_the_default_once(tuned_file):
+    # BK 24 is no whole number of 16-column tiles: tracing refuses it.
+    tuned_file(ops={"linear": {BUCKET: {"knobs": dict(KNOBS, BK=24)}}})
+    x, w = operands()
+    with pytest.warns(HKWarning, match="is refused: .*multiple of 16 but got 24; using the default"):
+        y = hk.ops.linear(x, w)
+    torch.testing.assert_close(y.float(), x.float() @ w.float().T, atol=0.1, rtol=0.02)
+    with quiet():
+        hk.ops.linear(x, w)
+        assert launched() == (4, {})
+
+
+def test_hk_tuned_may_name_a_directory_of_arch_files(tuned_file, monkeypatch):
+    path = tuned_file()
+    monkeypatch.setenv("HK_TUNED", str(path.parent))
+    assert launched() == (8, {"BM": 64, "BN": 64, "BK": 64, "UNROLL": 4})
+
+
+def test_the_shipped_files_are_this_versions_and_their_knobs_build(monkeypatch):
+    import glob
+    import os
+
+    monkeypatch.delenv("HK_TUNED", raising=False)
+    for path in glob.glob(os.path.join(os.path.dirname(tuned.__file__), "*.json")):
+        raw = json.load(open(path))
+        arch = os.path.basename(path)[:-len(".json")]
+        assert raw["hk_version"] == hk.__version__ and raw["arch"] == arch, path
+        for bucket, entry in raw["ops"].get("linear", {}).items():
+            assert set(entry["knobs"]) <= gemm.LINEAR.knobs, (path, bucket)
+            assert entry["seconds"] > 0 and entry["evaluator"] in ("model", "time") and entry["date"], (path, bucket)
+            if entry["evaluator"] == "model":
+                assert entry["model"] and entry["error"] is not None, (path, bucket)
+
+
+def test_hk_autotune_searches_a_missing_bucket_once(tuned_file, monkeypatch):
+    tuned_file(ops={})
+    monkeypatch.setenv("HK_AUTOTUNE", "1")
+    calls = []
+
+    class Found:
+        choices = {BUCKET: type("Choice", (), {"knobs": KNOBS})()}
+
+    def fake_search(tunable, shapes, arch, **options):
+        calls.append((tunable.name, shapes, arch, options))
+        return Found()
+
+    monkeypatch.setattr("hk.autotune.searching.search", fake_search)
+    assert launched() == (8, {"BM": 64, "BN": 64, "BK": 64, "UNROLL": 4})
+    assert launched() == (8, {"BM": 64, "BN": 64, "BK": 64, "UNROLL": 4})
+    assert calls == [("linear", [(64, 64, 64, "bf16")], "gfx1100", {"effort": "low"})]
+
+
+def test_hk_autotune_that_fails_warns_and_takes_the_default(tuned_file, monkeypatch):
+    tuned_file(ops={})
+    monkeypatch.setenv("HK_AUTOTUNE", "1")
+
+    def failing(*args, **options):
+        raise hk.errors.TuneError("every candidate was refused")
+
+    monkeypatch.setattr("hk.autotune.searching.search", failing)
+    with pytest.warns(HKWarning, match="HK_AUTOTUNE: searching linear .* failed"):
+        assert launched() == (4, {})
+
+
+def test_attention_takes_its_buckets_knobs(tuned_file):
+    from hk.ops import attention
+
+    bucket = "d64 g2 causal Nq=1-128 Nk=1-128"
+    tuned_file(ops={"flash_attention": {bucket: {"knobs": {"KB": 16, "WAVES": 4, "KREAD": 32}}}})
+    q = torch.randn(1, 4, 64, 64, dtype=torch.bfloat16)
+    k = torch.randn(1, 2, 64, 64, dtype=torch.bfloat16)
+    out = torch.empty_like(q)
+    with launch.capture() as launches:
+        attention.launch_attention(q, k, k, 0.125, True, out)
+        attention.launch_attention(q[:, :, :32], k[:, :, :32], k[:, :, :32], 0.125, False, out[:, :, :32])
+    assert [kernel for kernel, _, _, _ in launches] == [attention.attention_kernel(64, 2, 16, 4, 32),
+                                                       attention.attention_kernel(64, 2)]
