@@ -3,11 +3,13 @@ candidate of each shape bucket in a tuned file (hk/tuned/<arch>.json's form), wh
 reads at launch (point HK_TUNED at it, or ship it in hk/tuned).
 
     hk-tune --ops=linear --model=qwen3-8b --tokens=4096 --archs=gfx1100 --out=tuned/
+    hk-tune --ops=linear,flash_attention --from-engine=vllm --model=llama-3-8b --archs=gfx942 --out=tuned/
     hk-tune --ops=linear --shape=4096,4096,4096 --shape=512,6144,4096 --archs=gfx1100,gfx950 --out=tuned/
     hk-tune --ops=flash_attention --shape=1,32,8,4096,4096,128,causal --archs=gfx1100 --out=tuned/
 
 --model takes the shapes of a model's layers (hk/autotune/models.json: Qwen3-8B, Llama-3-8B,
-OLMoE) at each --tokens; --shape gives one: a linear's M,N,K[,fp16]; an attention's
+OLMoE) at each --tokens, or, with --from-engine=vllm|sglang, at the tokens per step that engine
+runs by default on each target (its decode batches above split-K's rows and its prefill chunk); --shape gives one: a linear's M,N,K[,fp16]; an attention's
 BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal]. Without a GPU of the
 target, candidates are ranked by hk.perf's prediction (each entry records the model's version
 and stated error); with one, they are timed. Results are cached per candidate: running again
@@ -34,6 +36,10 @@ def define_flags():
                               "BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal])")
     flags.DEFINE_list("model", [], "take the shapes of these models' layers (see --list)")
     flags.DEFINE_list("tokens", ["4096"], "the tokens per step (a linear's M) of --model's shapes")
+    flags.DEFINE_enum("from_engine", None, ["vllm", "sglang"], "take --model's tokens per step from what "
+                      "this engine runs by default on each target (its decode batches and prefill chunks; "
+                      "--tokens, when given, overrides)")
+    flags.DEFINE_alias("from-engine", "from_engine")
     flags.DEFINE_multi_string("knob", [], "NAME=V1,V2,...: search these values of a knob (replacing the "
                               "space's; a knob the op takes but the space leaves at its default joins it)")
     flags.DEFINE_list("archs", ["gfx1100"], "target architectures")
@@ -47,6 +53,13 @@ def define_flags():
     flags.DEFINE_float("min_gain", 1.0, "keep today's choice unless the best is this much faster "
                        "(1.02: by 2%)", lower_bound=1.0)
     flags.DEFINE_bool("list", False, "list the ops and models and exit")
+    flags.DEFINE_string("shard", None, "INDEX/COUNT: evaluate only every COUNT-th candidate of the space, "
+                        "starting at INDEX, predicted by the model, and write the results to --records_out "
+                        "instead of searching (one op, one target; how hk_tune makes Bazel actions)")
+    flags.DEFINE_string("records_out", None, "with --shard: the file the shard's results are written to")
+    flags.DEFINE_list("records", [], "shard result files (--shard's) put into the result cache before searching")
+    flags.DEFINE_bool("private_cache", False, "compile and cache under a temporary directory, removed at the "
+                      "end (a Bazel action's: nothing outside its outputs is written)")
 
 
 def models():
@@ -62,6 +75,25 @@ def linear_shapes(config):
     if not config.get("num_experts"):
         shapes += [(2 * config["intermediate_size"], hidden), (hidden, config["intermediate_size"])]
     return shapes
+
+
+def engines():
+    with open(_MODELS) as f:
+        return json.load(f)["engines"]
+
+
+def engine_tokens(op, engine, arch):
+    """The tokens per step an engine runs on `arch` by default: for a linear, one count per M
+    bucket its decode batches reach above decode's split-K rows (each bucket's upper end) and its
+    prefill chunk; for attention, the prefill chunk."""
+    from hk.ops import gemm
+
+    facts = engines()[engine]
+    prefill, decode_max = facts["prefill"][arch], facts["decode_max"][arch]
+    if op != "linear":
+        return [prefill]
+    decode = [m for m in gemm.M_BUCKETS if gemm.DECODE_ROWS < m <= decode_max]
+    return sorted(set(decode + [prefill]))
 
 
 def _dims(text, count, what):
@@ -151,7 +183,7 @@ def main(argv):
     if unknown:
         raise cli.UsageError("no tunable op %s (tunable: %s)"
                              % (", ".join(unknown), ", ".join(sorted(hk.ops.TUNABLES))))
-    if not FLAGS.out:
+    if not FLAGS.out and FLAGS.shard is None:
         raise cli.UsageError("give the tuned file or directory to write with --out")
     try:
         tokens = [int(t) for t in FLAGS.tokens]
@@ -164,11 +196,31 @@ def main(argv):
         if unknown:
             raise cli.UsageError("--knob: %s takes no knob %s (its knobs: %s)" % (
                 op, ", ".join(sorted(unknown)), ", ".join(sorted(hk.ops.TUNABLES[op].knobs))))
-    plan = [(op, shapes_for(op, FLAGS.shape, FLAGS.model, tokens)) for op in FLAGS.ops]
+    if FLAGS.from_engine and not FLAGS.model:
+        raise cli.UsageError("--from-engine takes the shapes of --model's layers: name a model")
+
+    def plan_for(arch):
+        def tokens_of(op):
+            if FLAGS.from_engine and not FLAGS["tokens"].present:
+                return engine_tokens(op, FLAGS.from_engine, arch)
+            return tokens
+        return [(op, shapes_for(op, FLAGS.shape, FLAGS.model, tokens_of(op))) for op in FLAGS.ops]
+
+    plans = {arch: plan_for(arch) for arch in FLAGS.archs}
+    if FLAGS.shard is not None:
+        return _shard(plans[FLAGS.archs[0]], knobs)
+    if FLAGS.records:
+        from hk.autotune import shards
+
+        try:
+            count = shards.load(FLAGS.records)
+        except TuneError as e:
+            raise cli.UsageError(str(e)) from None
+        print("hk-tune: %d results of %d shard file(s) put into the result cache" % (count, len(FLAGS.records)))
     failed = 0
     for arch in FLAGS.archs:
         path = _out_path(FLAGS.out, arch, FLAGS.archs)
-        for op, shapes in plan:
+        for op, shapes in plans[arch]:
             bar = tqdm(total=1, unit="candidate", desc="%s %s" % (op, arch), file=sys.stderr, disable=None)
 
             def progress(done, total, bar=bar):
@@ -199,10 +251,55 @@ def main(argv):
     return 1 if failed else 0
 
 
+def _shard(plan, knobs):
+    """--shard: one shard's results to --records_out."""
+    import hk.ops
+    from hk.autotune import shards
+    from hk.compiler import cli
+    from hk.errors import TuneError
+
+    index, sep, count = FLAGS.shard.partition("/")
+    try:
+        index, count = int(index), int(count)
+    except ValueError:
+        raise cli.UsageError("--shard is INDEX/COUNT, not %s" % FLAGS.shard) from None
+    if not sep or not 0 <= index < count:
+        raise cli.UsageError("--shard is INDEX/COUNT with 0 <= INDEX < COUNT, not %s" % FLAGS.shard)
+    if len(plan) != 1 or len(FLAGS.archs) != 1 or not FLAGS.records_out:
+        raise cli.UsageError("--shard evaluates one op on one target into --records_out")
+    (op, shapes), = plan
+    tunable = hk.ops.TUNABLES[op]
+    try:
+        space = tunable.space_for(FLAGS.archs[0]).replace(**knobs) if knobs else None
+        records = shards.evaluate(tunable, shapes, FLAGS.archs[0], index, count, space=space, jobs=FLAGS.jobs)
+    except TuneError as e:
+        print("FAIL %s on %s, shard %s: %s" % (op, FLAGS.archs[0], FLAGS.shard, e))
+        return 1
+    shards.write(FLAGS.records_out, records)
+    refused = sum(r["record"].get("status") != "ok" for r in records)
+    print("hk-tune: shard %s of %s on %s: %d results (%d refused) written to %s"
+          % (FLAGS.shard, op, FLAGS.archs[0], len(records), refused, FLAGS.records_out))
+    return 0
+
+
+def _main(argv):
+    if not FLAGS.private_cache:
+        return main(argv)
+    import shutil
+    import tempfile
+
+    private = tempfile.mkdtemp(prefix="hk-tune-")
+    os.environ["HK_CACHE_DIR"] = private
+    try:
+        return main(argv)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
 def entry():
     from hk.compiler import cli
 
-    cli.run_tool("hk-tune", __doc__, define_flags, main)
+    cli.run_tool("hk-tune", __doc__, define_flags, _main)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,11 @@ class Toolchain:
         Part of every compile cache key, so a new compiler or new bitcode never serves old objects.
         """
         digest = hashlib.sha256()
-        digest.update(_version_text(self.clang).encode())
+        # Not where it is installed: the same compiler unpacked elsewhere (another clone, a remote
+        # executor's sandbox) makes the same code objects and keeps the same cache keys.
+        version = "".join(line for line in _version_text(self.clang).splitlines(True)
+                          if not line.startswith(("InstalledDir:", "Configuration file:")))
+        digest.update(version.encode())
         version_file = os.path.join(self.rocm_root, "share", "hip", "version")
         if os.path.exists(version_file):
             digest.update(open(version_file, "rb").read())

@@ -86,3 +86,27 @@ def test_a_models_linear_shapes():
     assert cli.linear_shapes(cli.models()["olmoe-1b-7b"]) == [(6144, 2048), (2048, 2048)]
     assert cli.shapes_for("flash_attention", ["2,16,16,512,1024,64"], ["qwen3-8b"], [4096]) == [
         (2, 16, 16, 512, 1024, 64, False), (1, 32, 8, 4096, 4096, 128, True)]
+
+
+def test_an_engines_tokens_per_target():
+    from hk.autotune import cli
+    from hk.ops import gemm
+
+    # vLLM on a W7900: decode batches up to 512 (one count per M bucket above split-K's rows)
+    # and its 2048-token prefill chunk; SGLang there captures decode up to 32 requests only.
+    vllm = cli.engine_tokens("linear", "vllm", "gfx1100")
+    assert vllm == [64, 128, 256, 512, 2048]
+    assert all(m > gemm.DECODE_ROWS for m in vllm)
+    assert len({gemm.linear_bucket((m, 4096, 4096)) for m in vllm}) == len(vllm)
+    assert cli.engine_tokens("linear", "sglang", "gfx1100") == [4096]
+    assert cli.engine_tokens("linear", "vllm", "gfx950")[-1] == 16384
+    assert cli.engine_tokens("flash_attention", "sglang", "gfx942") == [16384]
+    facts = cli.engines()
+    for engine in ("vllm", "sglang"):
+        for key in ("prefill", "decode_max"):
+            assert set(facts[engine][key]) == {"gfx1100", "gfx1201", "gfx942", "gfx950"}
+
+
+def test_from_engine_needs_a_model(dirs):
+    result = tune("--out=x", "--from-engine=vllm", cache=dirs[0])
+    assert result.returncode == 2 and "--from-engine takes the shapes of --model's layers" in result.stderr
