@@ -40,5 +40,9 @@ def engine_py_test(name, src, engine, wheel, data = [], size = "large", toolchai
         data = [src, python] + wheels + data + (TOOLCHAIN_DATA + ["//hk/include:headers"] if toolchain else []),
         env = dict(TOOLCHAIN_ENV, **env) if toolchain else env,
         size = size,
+        # The engine's interpreter is a wrapper around a virtualenv under this machine's
+        # HK_CACHE_DIR, which no remote worker has; the result is still keyed by that
+        # environment's path (its requirements' digest), so it may be cached.
+        tags = kwargs.pop("tags", []) + ["no-remote-exec"],
         **kwargs
     )

@@ -27,7 +27,7 @@ def hk_py_test(name, src, deps = [], data = [], toolchain = False, size = "small
       data: files it reads.
       toolchain: whether it compiles kernels (adds the hermetic toolchain and its environment).
       size: the Bazel test size.
-      tags: Bazel tags (e.g. "gpu", "manual").
+      tags: Bazel tags (e.g. "gpu", "manual"; a "gpu" test is also "no-remote").
       **kwargs: passed to py_test.
 
     Example:
@@ -42,6 +42,8 @@ def hk_py_test(name, src, deps = [], data = [], toolchain = False, size = "small
         data = data + (TOOLCHAIN_DATA + ["//hk/include:headers"] if toolchain else []),
         env = TOOLCHAIN_ENV if toolchain else {},
         size = size,
-        tags = tags,
+        # A GPU test's result depends on this machine's GPU, not only on its inputs: it runs here
+        # (remote workers have none) and is not shared through a remote cache.
+        tags = tags + (["no-remote"] if "gpu" in tags else []),
         **kwargs
     )
