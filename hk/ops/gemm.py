@@ -41,7 +41,7 @@ from hk import tuned
 from hk.autotune.space import space
 from hk.autotune.tunable import Tunable
 from hk.ops import registry
-from hk.types import divisor_of
+from hk.types import MAX_DIVISOR, divisor_of
 
 # A·B's schedule by target (the defaults elsewhere): gfx950's 160 KiB of LDS hold K 64 at a time
 # for 256 x 128 tiles, and four steps per iteration halve the loop's own instructions.
@@ -54,8 +54,16 @@ PIECES = {"BN": 64}
 
 def in_pieces(*tensors):
     """Whether a copy reads some of these tensors' rows in pieces (hk.types.divisor_of)."""
-    return any(divisor_of(t.shape, t.stride(), t.data_ptr(), t.element_size()) * t.element_size() % 16
-               for t in tensors)
+    for t in tensors:
+        size = t.element_size()
+        if _divisor(t.shape, t.stride(), t.data_ptr() & ALIGN_BITS, size) * size % 16:
+            return True
+    return False
+
+
+# divisor_of reads an address modulo MAX_DIVISOR elements (of up to 8 bytes): these bits.
+ALIGN_BITS = MAX_DIVISOR * 8 - 1
+_divisor = functools.lru_cache(maxsize=4096)(divisor_of)  # a launch's layouts repeat
 
 
 def widest_k(dtype):
@@ -260,7 +268,16 @@ def _linear_kernel(knobs, shape, with_bias=False):
     """(the GEMM kernel, its constants) for `knobs` (waves picks the kernel, the rest are its
     constants) at a shape's dtype."""
     knobs = dict(knobs.items() if hasattr(knobs, "items") else knobs)
-    dtype = getattr(hk, _linear_shape(shape)[3])
+    kernel, constants = _linear_kernel_of(tuple(knobs.items()), _linear_shape(shape)[3], with_bias)
+    return kernel, dict(constants)
+
+
+@functools.lru_cache(maxsize=None)
+def _linear_kernel_of(knobs, dtype, with_bias):
+    """_linear_kernel's answer for a launch's knobs (a tuple of items), remembered: a launch asks
+    for it at every call."""
+    knobs = dict(knobs)
+    dtype = getattr(hk, dtype)
     waves = knobs.pop("waves", None)
     # Called as launches call it when waves is the default's, so both share one Kernel (one trace).
     kernel = gemm_kernel(dtype, dtype, "ABt", with_bias) if waves in (None, 4) else \
@@ -328,12 +345,13 @@ def launch_linear(x, weight, bias, out):
         gemm_kernel(dtype, dtype, "ABt", bias is not None)(*operands, **schedule)
         return
     shape = (a.shape[0], n, k, dtype.name)
+    arch = tuned.launch_arch()  # asked once: the lookup and the kernel's call take it
 
     def run(knobs):
-        kernel, constants = _linear_kernel(knobs or {}, shape, bias is not None)
-        kernel(*operands, **constants)
+        kernel, constants = _linear_kernel_of(tuple(knobs.items()) if knobs else (), dtype.name, bias is not None)
+        kernel(*operands, arch=arch, **constants)
 
-    tuned.launch(LINEAR, shape, run)
+    tuned.launch(LINEAR, shape, run, arch)
 
 
 def _linear(x, weight, bias=None):
