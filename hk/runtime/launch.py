@@ -123,6 +123,11 @@ def built(kernel, args, arch, constants=None):
 _captured = threading.local()
 
 
+def capturing():
+    """Whether this thread's kernel calls are being captured (see capture)."""
+    return getattr(_captured, "launches", None) is not None
+
+
 @contextlib.contextmanager
 def capture():
     """Within it, a kernel's call records (kernel, args, arch, constants) in the list this
@@ -175,6 +180,13 @@ class _Launcher:
             except OverflowError:
                 return None
         return values
+
+
+def layout(t):
+    """What a launch's specialization and checks read of a tensor: its dtype, shape, strides,
+    device and its address's alignment (the lowest set bit of the bits divisor_of reads)."""
+    p = t.data_ptr() & _ALIGN
+    return (t.dtype, t.shape, t.stride(), t.device, p & -p)
 
 
 def _call_key(kernel, which, arch, args, constants):
@@ -230,6 +242,35 @@ def launch(kernel, args, arch=None, constants=None):
             if plan is not None:
                 return _runner(which).run(plan[0], plan[1], values)
     return _launch(kernel, args, arch, constants, which, key)
+
+
+def bound(kernel, args, arch=None, constants=None):
+    """A function of tensors laid out as `args` are (layout()) that launches them as
+    kernel(*args, arch=arch, **constants) did, with no checks and no key of its own; None when
+    that call left no plan or the kernel takes scalars. For an op that keys its calls by its
+    operands' layouts, the runner and the target itself (hk.ops.linear's plans)."""
+    which = device.runner()
+    if which == "gpu" and not arch:
+        arch_in = device.detected_arch()
+    else:
+        arch_in = arch
+    key = _call_key(kernel, which, arch_in, args, constants)
+    try:
+        launcher = kernel._launchers.get(key)
+    except TypeError:
+        return None
+    if launcher is None or launcher.ints or launcher.floats or () not in launcher.plans:
+        return None
+    code, grid = launcher.plans[()]
+    runner = _runner(which)
+    constants = dict(constants or {})
+
+    def run(*args):
+        if getattr(_captured, "launches", None) is not None:
+            return kernel(*args, arch=arch, **constants)
+        return runner.run(code, grid, list(args))
+
+    return run
 
 
 def _launch(kernel, args, arch, constants, which, key):

@@ -33,6 +33,8 @@ _tables = {}    # (path, arch) -> {op: {bucket: entry}}
 _chosen = {}    # (op, bucket, arch, HK_TUNED) -> knobs or None
 _buckets = {}   # (op, shape, arch, HK_TUNED) -> its key in _chosen: a launch computes no bucket
 MAX_SHAPES = 4096  # the shapes _buckets remembers (a server meets a new M at every batch size)
+# Counts forget() and refuse(): what an op remembers of a launch's choice is valid in one generation.
+generation = 0
 
 
 def path_for(arch):
@@ -187,6 +189,8 @@ def refuse(tunable, shape, arch, error):
                 % (tunable.name, key[1], arch, _knobs_text(_chosen.get(key)),
                    (getattr(error, "message", None) or str(error)).splitlines()[0]))
     _chosen[key] = None
+    global generation
+    generation += 1
 
 
 def _knobs_text(knobs):
@@ -195,9 +199,11 @@ def _knobs_text(knobs):
 
 def forget():
     """Drops what was read (the next lookup reads the files again)."""
+    global generation
     _tables.clear()
     _chosen.clear()
     _buckets.clear()
+    generation += 1
 
 
 def entry_of(choice, result):

@@ -6,9 +6,11 @@ cold trace: a fresh Kernel traced, verified and run through the passes (the MLIR
 the bindings already imported); warm trace: the same specialization again (a cache hit);
 call overhead: a repeated call with the same specialization up to the runner, per call.
 
-Then the same overhead of hk.ops.linear (its checks, the tuned-schedule lookup, its kernel's
-call) up to the runner: its implementation called directly, and through torch's dispatcher
-(torch.ops.hk.linear), at a prefill's shape (one GEMM) and a decode's (split-K, two kernels).
+Then the same overhead of hk.ops.linear up to its kernels' runner (a repeated call: the key of
+its operands' layouts, then its kernels' calls; the checks and the tuned-schedule lookup of the
+first call are kept per layout): its implementation called directly, and through torch's
+dispatcher (torch.ops.hk.linear), at a prefill's shape (one GEMM, the tuned file's choice) and a
+decode's (split-K: two kernels and the parts' allocation).
 
 Overheads are the calling thread's CPU time per call, the best of ROUNDS rounds: on a machine
 shared with other jobs, wall time would count their turns too.
@@ -81,14 +83,14 @@ def ops_overhead():
     real = hk.interp.run
     hk.interp.run = lambda traced, grid, args: None
     print()
-    print("%-44s %14s" % ("hk.ops call (bf16, N = K = 256)", "call overhead"))
+    print("%-48s %14s" % ("hk.ops call (bf16, N = K = 256)", "call overhead"))
     try:
         w = torch.zeros(256, 256, dtype=torch.bfloat16)
-        for rows, what in ((64, "M=64, one GEMM, tuned lookup"), (1, "M=1, split-K")):
+        for rows, what in ((64, "M=64, one GEMM, tuned"), (1, "M=1, split-K")):
             x = torch.zeros(rows, 256, dtype=torch.bfloat16)
             for label, call in (("linear %s" % what, lambda: gemm._linear(x, w)),
                                 ("torch.ops.hk.linear %s" % what, lambda: torch.ops.hk.linear(x, w))):
-                print("%-44s %11.1f us" % (label, per_call(call) * 1e6))
+                print("%-48s %11.1f us" % (label, per_call(call) * 1e6))
     finally:
         hk.interp.run = real
 
