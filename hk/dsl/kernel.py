@@ -39,6 +39,7 @@ from hk.dsl import builder as _b
 from hk.dsl import rewrite
 from hk.dsl.values import Global, Scalar
 from hk.errors import LaunchError, Location, TargetError, TraceError, TuneError
+from hk.runtime import device
 from hk.target import facts
 
 _SCALARS = {int: types.i32, float: types.fp32, types.i32: types.i32, types.fp32: types.fp32}
@@ -135,8 +136,6 @@ def default_arch():
     arch = os.environ.get("HK_ARCH")
     if arch:
         return arch
-    from hk.runtime import device
-
     return device.detected_arch() or facts.default_arch()
 
 
@@ -165,10 +164,12 @@ class Kernel:
         self.schedule = schedule
         rewrite.refuse_generators(fn, "kernel")
         self.params, self.default_constants = _parse_params(fn)
+        self._is_tensor = tuple(isinstance(p.kind, types.TensorType) for p in self.params)
         self.tune = _checked_space(tune, self.default_constants, self.name, fn)
         self._body = None
         self._traces = {}
         self._builds = {}
+        self._launchers = {}  # hk.runtime.launch's: a call's key -> what its launch needs
         functools.update_wrapper(self, fn)
 
     # Specializations -----------------------------------------------------------------------------
@@ -320,13 +321,18 @@ class Kernel:
 
     # Launch --------------------------------------------------------------------------------------
 
-    def launch_grid(self, args, constants):
-        """The grid for these arguments: the `grid` lambda over a view of the parameters."""
+    def launch_grid(self, args, constants, reads=None):
+        """The grid for these arguments: the `grid` lambda over a view of the parameters. The
+        names of the scalar parameters it reads are added to the set `reads` (a launch keeps
+        the grid of a specialization and shapes, per value of those scalars)."""
         if self.grid is None:
             raise LaunchError("kernel %s has no grid; pass grid=lambda p: (...) to @hk.kernel" % self.name)
-        view = _GridView(self.name, constants)
+        view = _GridView(self.name, constants, reads)
         for p, a in zip(self.params, args):
-            setattr(view, p.name, TensorExtents.of(a) if isinstance(p.kind, types.TensorType) else a)
+            if isinstance(p.kind, types.TensorType):
+                setattr(view, p.name, TensorExtents.of(a))
+            else:
+                view._scalars[p.name] = a
         grid = self.grid(view) if callable(self.grid) else self.grid
         grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
         if not 1 <= len(grid) <= 3 or any(isinstance(g, bool) or not hasattr(g, "__index__") or g < 0
@@ -338,8 +344,7 @@ class Kernel:
         return grid + (1,) * (3 - len(grid))
 
     def __call__(self, *args, arch=None, **constants):
-        from hk.runtime import launch
-
+        launch = _launch_module or _import_launch()
         if len(args) != len(self.params):
             raise LaunchError("kernel %s takes %d arguments (%s) but got %d"
                               % (self.name, len(self.params), ", ".join(p.name for p in self.params), len(args)))
@@ -351,15 +356,33 @@ class Kernel:
             raise errors.as_hk_error(e, LaunchError, "launching kernel %s" % self.name) from e
 
 
-class _GridView(pytypes.SimpleNamespace):
-    """What the grid lambda sees: each parameter by name and each constant."""
+_launch_module = None
 
-    def __init__(self, kernel, constants):
+
+def _import_launch():
+    global _launch_module
+    from hk.runtime import launch
+
+    _launch_module = launch
+    return launch
+
+
+class _GridView(pytypes.SimpleNamespace):
+    """What the grid lambda sees: each parameter by name and each constant. The scalars are
+    looked up on demand, so that the names read are known."""
+
+    def __init__(self, kernel, constants, reads=None):
         super().__init__(**constants)
         object.__setattr__(self, "_kernel", kernel)
+        object.__setattr__(self, "_scalars", {})
+        object.__setattr__(self, "_reads", set() if reads is None else reads)
 
     def __getattr__(self, name):
-        names = sorted(n for n in vars(self) if not n.startswith("_"))
+        scalars = object.__getattribute__(self, "_scalars")
+        if name in scalars:
+            object.__getattribute__(self, "_reads").add(name)
+            return scalars[name]
+        names = sorted([n for n in vars(self) if not n.startswith("_")] + list(scalars))
         raise LaunchError("kernel %s: its grid asks for %r, which is neither a parameter nor a "
                           "constant (it has %s)" % (self._kernel, name, ", ".join(names)))
 

@@ -41,7 +41,8 @@ from hk import tuned
 from hk.autotune.space import space
 from hk.autotune.tunable import Tunable
 from hk.ops import registry
-from hk.types import divisor_of
+from hk.runtime import device, launch
+from hk.types import MAX_DIVISOR, divisor_of
 
 # A·B's schedule by target (the defaults elsewhere): gfx950's 160 KiB of LDS hold K 64 at a time
 # for 256 x 128 tiles, and four steps per iteration halve the loop's own instructions.
@@ -54,8 +55,16 @@ PIECES = {"BN": 64}
 
 def in_pieces(*tensors):
     """Whether a copy reads some of these tensors' rows in pieces (hk.types.divisor_of)."""
-    return any(divisor_of(t.shape, t.stride(), t.data_ptr(), t.element_size()) * t.element_size() % 16
-               for t in tensors)
+    for t in tensors:
+        size = t.element_size()
+        if _divisor(t.shape, t.stride(), t.data_ptr() & ALIGN_BITS, size) * size % 16:
+            return True
+    return False
+
+
+# divisor_of reads an address modulo MAX_DIVISOR elements (of up to 8 bytes): these bits.
+ALIGN_BITS = MAX_DIVISOR * 8 - 1
+_divisor = functools.lru_cache(maxsize=4096)(divisor_of)  # a launch's layouts repeat
 
 
 def widest_k(dtype):
@@ -259,8 +268,19 @@ def _linear_arguments(shape):
 def _linear_kernel(knobs, shape, with_bias=False):
     """(the GEMM kernel, its constants) for `knobs` (waves picks the kernel, the rest are its
     constants) at a shape's dtype."""
-    knobs = dict(knobs.items() if hasattr(knobs, "items") else knobs)
-    dtype = getattr(hk, _linear_shape(shape)[3])
+    knobs = tuple(dict(knobs.items() if hasattr(knobs, "items") else knobs).items())
+    try:
+        kernel, constants = _linear_kernel_of(knobs, _linear_shape(shape)[3], with_bias)
+    except TypeError:  # a value that keys nothing (a list, from a hand-edited file): not remembered
+        kernel, constants = _linear_kernel_of.__wrapped__(knobs, _linear_shape(shape)[3], with_bias)
+    return kernel, dict(constants)
+
+
+@functools.lru_cache(maxsize=None)
+def _linear_kernel_of(knobs, dtype, with_bias):
+    """_linear_kernel's answer for knobs given as a tuple of items, remembered."""
+    knobs = dict(knobs)
+    dtype = getattr(hk, dtype)
     waves = knobs.pop("waves", None)
     # Called as launches call it when waves is the default's, so both share one Kernel (one trace).
     kernel = gemm_kernel(dtype, dtype, "ABt", with_bias) if waves in (None, 4) else \
@@ -285,8 +305,34 @@ LINEAR = Tunable(
 # torch operators ---------------------------------------------------------------------------------
 
 
+# What launch_linear decided per call layout: the kernels, their constants and the operands'
+# shapes, run again for a call laid out alike (hk.runtime.launch.layout: dtype, shape, strides,
+# device, alignment), under the same runner, target and tuned file (and tuned.generation).
+_plans = {}
+MAX_PLANS = 1024
+
+
 def launch_linear(x, weight, bias, out):
     """out = x @ weightᵀ (+ bias) through the GEMM (A·Bᵀ, fp32 accumulation, out in x's dtype)."""
+    layout = launch.layout
+    try:
+        key = (device.runner(), os.environ.get("HK_ARCH"), os.environ.get("HK_TUNED"), tuned.generation,
+               layout(x), layout(weight), None if bias is None else layout(bias), layout(out))
+        plan = _plans.get(key)
+    except Exception:  # no runner, or not a tensor: the full path says why
+        key = plan = None
+    if plan is not None:
+        return plan(x, weight, bias, out)
+    plan = _launch_linear(x, weight, bias, out)
+    if plan is not None and key is not None and not launch.capturing():
+        if len(_plans) >= MAX_PLANS:
+            _plans.pop(next(iter(_plans)), None)
+        _plans[key] = plan
+
+
+def _launch_linear(x, weight, bias, out):
+    """launch_linear's checks and choices; returns its plan (a function of the same arguments
+    that launches the same kernels), or None when the launch copied an operand."""
     op = "linear"
     dtype = registry.dtype_of(op, x, (torch.bfloat16, torch.float16))
     registry.same(op, "weight", weight, x)
@@ -304,40 +350,74 @@ def launch_linear(x, weight, bias, out):
         raise registry.LaunchError("hk.ops.linear: out has shape %s, not %s"
                                    % (tuple(out.shape), tuple(x.shape[:-1]) + (n,)))
     if out.numel() == 0:
-        return
+        return None
     if k == 0:
         out.copy_(bias.expand_as(out) if bias is not None else torch.zeros_like(out))
-        return
+        return None
     a = registry.rows(op, "x", x, k)
     b = registry.rows(op, "weight", weight, k)
     c = registry.rows(op, "out", out, n, writable=True)
+    # A plan re-derives the [rows, cols] views; one that copied an operand is not kept.
+    viewed = a.data_ptr() == x.data_ptr() and b is weight and (bias is None or bias.is_contiguous())
+
+    def views(x, out):
+        return x if x.dim() == 2 else x.view(-1, k), out if out.dim() == 2 else out.view(-1, n)
+
     schedule = PIECES if in_pieces(a, b) else {}
     splits, per = split_k(a.shape[0], n, k)
     if splits > 1:
         # Decode: the parts of K summed by a second kernel, in one order.
-        parts = torch.empty(splits, a.shape[0], n, dtype=torch.float32, device=x.device)
-        gemm_kernel(dtype, hk.fp32, "ABt", split=True)(a, b, parts, per, **schedule)
+        product = gemm_kernel(dtype, hk.fp32, "ABt", split=True)
         total = split_sum_kernel(dtype, bias is not None)
-        if bias is not None:
-            total(parts, bias.contiguous(), c)
-        else:
-            total(parts, c)
-        return
+
+        def decode(x, weight, bias, out):
+            a, c = views(x, out)
+            parts = torch.empty(splits, a.shape[0], n, dtype=torch.float32, device=x.device)
+            product(a, weight, parts, per, **schedule)
+            if bias is not None:
+                total(parts, bias, c)
+            else:
+                total(parts, c)
+
+        decode(a, b, bias.contiguous() if bias is not None else None, c)
+        return decode if viewed else None
     operands = (a, b, bias.contiguous(), c) if bias is not None else (a, b, c)
     if schedule:  # rows read in pieces: their own schedule
-        gemm_kernel(dtype, dtype, "ABt", bias is not None)(*operands, **schedule)
-        return
-    shape = (a.shape[0], n, k, dtype.name)
-
-    def run(knobs):
-        kernel, constants = _linear_kernel(knobs or {}, shape, bias is not None)
+        kernel, constants, arch = gemm_kernel(dtype, dtype, "ABt", bias is not None), schedule, None
         kernel(*operands, **constants)
+    else:
+        shape = (a.shape[0], n, k, dtype.name)
+        arch = tuned.launch_arch()  # asked once: the lookup and the kernel's call take it
+        ran = []
 
-    tuned.launch(LINEAR, shape, run)
+        def run(knobs):
+            kernel, constants = _linear_kernel(knobs or {}, shape, bias is not None)
+            kernel(*operands, arch=arch, **constants)
+            ran[:] = [kernel, constants]
+
+        tuned.launch(LINEAR, shape, run, arch)
+        kernel, constants = ran
+
+    if not viewed:
+        return None
+    # Its operands are views of the plan's keyed tensors, laid out alike: the kernel's launch
+    # is bound once (its own key is implied by the plan's).
+    launch_gemm = launch.bound(kernel, operands, arch, constants)
+    if launch_gemm is None:
+        return None
+
+    def gemm(x, weight, bias, out):
+        a, c = views(x, out)
+        if bias is not None:
+            launch_gemm(a, weight, bias, c)
+        else:
+            launch_gemm(a, weight, c)
+
+    return gemm
 
 
 def _linear(x, weight, bias=None):
-    out = torch.empty(tuple(x.shape[:-1]) + (weight.shape[0],), dtype=x.dtype, device=x.device)
+    out = x.new_empty(x.shape[:-1] + (weight.shape[0],))  # x's dtype and device
     launch_linear(x, weight, bias, out)
     return out
 

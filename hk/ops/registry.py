@@ -43,6 +43,8 @@ def rows(op, name, t, cols=None, writable=False):
     """`t` as a [rows, cols] view with unit stride along its rows (cols None: t's last
     dimension; a 0-d tensor is one row of one); a copy of an input that has no such view, an
     error for an output (which must be written in place)."""
+    if t.dim() == 2 and t.stride(-1) == 1 and (cols is None or t.shape[1] == cols):
+        return t  # already such a view (what t.view(-1, cols) would give)
     if t.dim() == 0:
         t = t.view(1, 1)
     cols = t.shape[-1] if cols is None else cols

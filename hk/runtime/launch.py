@@ -3,6 +3,8 @@ HK_DEVICE chooses. Every refusal is a LaunchError at the user's call."""
 
 import contextlib
 import operator
+import os
+import struct
 import threading
 
 from hk.errors import LaunchError
@@ -121,6 +123,11 @@ def built(kernel, args, arch, constants=None):
 _captured = threading.local()
 
 
+def capturing():
+    """Whether this thread's kernel calls are being captured (see capture)."""
+    return getattr(_captured, "launches", None) is not None
+
+
 @contextlib.contextmanager
 def capture():
     """Within it, a kernel's call records (kernel, args, arch, constants) in the list this
@@ -133,36 +140,171 @@ def capture():
         _captured.launches = previous
 
 
-def launch(kernel, args, arch=None, constants=None):
-    from hk.runtime import shapes
+# A repeated call (hk.ops makes hundreds per decode step) skips the checks, the grid and the
+# lookups above: Kernel._launchers maps a key of everything they depend on (the runner, the
+# target's inputs, the constants, each tensor's dtype, shape, strides, device and its address's
+# alignment, which its divisor depends on, and each scalar's type) to a _Launcher, whose
+# plans hold (the traced or built kernel, the grid) per value of the scalars the grid reads.
+# A call its key misses (or a scalar out of range) takes the full path, which raises as before.
+MAX_LAUNCHERS = 1024  # per kernel, and plans per launcher: a long-running process meets many shapes
+_ALIGN = 64 * 8 - 1   # the address bits hk.types.divisor_of reads: MAX_DIVISOR elements of up to 8 bytes
+_PLAIN = (int, float, bool, str, type(None))
+_fp32 = struct.Struct("f")
 
+
+class _Launcher:
+    __slots__ = ("ints", "floats", "reads", "plans")
+
+    def __init__(self, kernel, reads):
+        from hk import types
+
+        scalars = [(i, p) for i, p in enumerate(kernel.params) if not isinstance(p.kind, types.TensorType)]
+        self.ints = tuple(i for i, p in scalars if not p.kind.is_float)
+        self.floats = tuple(i for i, p in scalars if p.kind.is_float)
+        self.reads = tuple(i for i, p in scalars if p.name in reads)
+        self.plans = {}
+
+    def values(self, args):
+        """The arguments as the compiled kernel sees them, or None: take the full path."""
+        if not (self.ints or self.floats):
+            return list(args)
+        values = list(args)
+        for i in self.ints:
+            v = operator.index(values[i])  # the key holds its type, one the full path took
+            if not INT_MIN <= v <= INT_MAX:
+                return None
+            values[i] = v
+        for i in self.floats:
+            try:
+                values[i] = _fp32.unpack(_fp32.pack(values[i]))[0]  # fp32's rounding, as torch's
+            except OverflowError:
+                return None
+        return values
+
+
+def layout(t):
+    """What a launch's specialization and checks read of a tensor: its dtype, shape, strides,
+    device and its address's alignment (the lowest set bit of the bits divisor_of reads)."""
+    p = t.data_ptr() & _ALIGN
+    return (t.dtype, t.shape, t.stride(), t.device, p & -p)
+
+
+def _call_key(kernel, which, arch, args, constants):
+    """The key of a call's launcher, or None when it cannot be keyed (the full path says why)."""
+    if not (arch or kernel.arch):
+        arch = os.environ.get("HK_ARCH")
+    try:
+        if not constants:
+            constants = ()
+        else:
+            from hk.dsl.kernel import constant_key
+
+            constants = tuple([(k, type(v), v) if type(v) in _PLAIN else (k, constant_key(k, v, kernel.name))
+                               for k, v in constants.items()])
+        key = (which, arch, constants, tuple([
+            (a.dtype, a.shape, a.stride(), a.device, (p := a.data_ptr() & _ALIGN) & -p) if tensor else type(a)
+            for tensor, a in zip(kernel._is_tensor, args)]))
+    except Exception:
+        return None
+    return key
+
+
+_runners = {}
+
+
+def _runner(which):
+    """The runner's module (its `run` is looked up at each call: tests replace it)."""
+    module = _runners.get(which)
+    if module is None:
+        import importlib
+
+        name = {"interp": "hk.interp", "emu": "hk.runtime.emu_launch", "gpu": "hk.runtime.gpu_launch"}[which]
+        module = _runners[which] = importlib.import_module(name)
+    return module
+
+
+def launch(kernel, args, arch=None, constants=None):
     if getattr(_captured, "launches", None) is not None:
         _captured.launches.append((kernel, list(args), arch, dict(constants or {})))
         return None
     which = device.runner()
+    if which == "gpu" and not arch:
+        arch = device.detected_arch()
+    key = _call_key(kernel, which, arch, args, constants)
+    try:
+        launcher = kernel._launchers.get(key)
+    except TypeError:  # an unhashable argument: the full path takes it or says why
+        launcher = key = None
+    if launcher is not None:
+        values = launcher.values(args)
+        if values is not None:
+            plan = launcher.plans.get(tuple([values[i] for i in launcher.reads]) if launcher.reads else ())
+            if plan is not None:
+                return _runner(which).run(plan[0], plan[1], values)
+    return _launch(kernel, args, arch, constants, which, key)
+
+
+def bound(kernel, args, arch=None, constants=None):
+    """A function of tensors laid out as `args` are (layout()) that launches them as
+    kernel(*args, arch=arch, **constants) did, with no checks and no key of its own; None when
+    that call left no plan or the kernel takes scalars. For an op that keys its calls by its
+    operands' layouts, the runner and the target itself (hk.ops.linear's plans)."""
+    which = device.runner()
+    if which == "gpu" and not arch:
+        arch_in = device.detected_arch()
+    else:
+        arch_in = arch
+    key = _call_key(kernel, which, arch_in, args, constants)
+    try:
+        launcher = kernel._launchers.get(key)
+    except TypeError:
+        return None
+    if launcher is None or launcher.ints or launcher.floats or () not in launcher.plans:
+        return None
+    code, grid = launcher.plans[()]
+    runner = _runner(which)
+    constants = dict(constants or {})
+
+    def run(*args):
+        if getattr(_captured, "launches", None) is not None:
+            return kernel(*args, arch=arch, **constants)
+        return runner.run(code, grid, list(args))
+
+    return run
+
+
+def _launch(kernel, args, arch, constants, which, key):
+    """The full path: every check, the grid, the specialization's lookup; remembered under key."""
+    from hk.runtime import shapes
+
     _check_args(kernel, args)
     args = scalar_values(kernel, args)
     # The architecture first (on a GPU, the GPU's unless the call names one): a kernel's
     # schedule, and so its grid, may depend on it.
-    arch = kernel._arch(arch or (device.detected_arch() if which == "gpu" else None))
+    arch = kernel._arch(arch)
     constants = kernel._constants(constants or {}, arch)
-    grid = kernel.launch_grid(args, constants)
+    reads = set()
+    grid = kernel.launch_grid(args, constants, reads)
     _check_not_empty(kernel, args, grid)
     divs = divisors(kernel, args)
     if which == "interp":
-        from hk.interp import run
+        code = kernel.trace(arch, divisors=divs, **constants)
+        shapes.check(code, args, grid)
+    else:
+        code = kernel.build(arch, divisors=divs, **constants)
+        shapes.check(code.traced, args, grid)
+    if key is not None:
+        launcher = kernel._launchers.get(key)
+        if launcher is None:
+            _make_room(kernel._launchers)
+            launcher = kernel._launchers[key] = _Launcher(kernel, reads)
+        if {kernel.params[i].name for i in launcher.reads} == reads:
+            _make_room(launcher.plans)
+            launcher.plans[tuple([args[i] for i in launcher.reads])] = (code, grid)
+    return _runner(which).run(code, grid, args)
 
-        traced = kernel.trace(arch, divisors=divs, **constants)
-        shapes.check(traced, args, grid)
-        return run(traced, grid, args)
-    if which == "emu":
-        from hk.runtime import emu_launch
 
-        built = kernel.build(arch, divisors=divs, **constants)
-        shapes.check(built.traced, args, grid)
-        return emu_launch.run(built, grid, args)
-    from hk.runtime import gpu_launch
-
-    built = kernel.build(arch, divisors=divs, **constants)
-    shapes.check(built.traced, args, grid)
-    return gpu_launch.run(built, grid, args)
+def _make_room(table):
+    """Drops the oldest entry of a full table (dicts keep their order of insertion)."""
+    if len(table) >= MAX_LAUNCHERS:
+        table.pop(next(iter(table), None), None)

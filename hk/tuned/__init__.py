@@ -19,6 +19,7 @@ cache keeps what it finds for the next process).
 """
 
 import datetime
+import functools
 import json
 import os
 
@@ -29,7 +30,11 @@ FORMAT = 1
 _DIR = os.path.dirname(os.path.abspath(__file__))
 
 _tables = {}    # (path, arch) -> {op: {bucket: entry}}
-_chosen = {}    # (op, bucket, arch, path) -> knobs or None
+_chosen = {}    # (op, bucket, arch, HK_TUNED) -> knobs or None
+_buckets = {}   # (op, shape, arch, HK_TUNED) -> its key in _chosen: a launch computes no bucket
+MAX_SHAPES = 4096  # the shapes _buckets remembers (a server meets a new M at every batch size)
+# Counts forget() and refuse(): what an op remembers of a launch's choice is valid in one generation.
+generation = 0
 
 
 def path_for(arch):
@@ -82,14 +87,25 @@ def table(arch):
 
 def lookup(tunable, shape, arch):
     """The tuned knobs ({knob: value}) of `tunable` at `shape` on `arch`, or None: take the
-    default. The first call per bucket reads and checks; later ones are a dict lookup."""
-    key = (tunable.name, tunable.bucket(shape), arch, os.environ.get("HK_TUNED"))
+    default. The first call per bucket reads and checks; later ones are a dict lookup (of the
+    shape, then of its bucket's choice, which refuse() may have changed). HK_TUNED is read at
+    each call: a change takes effect at the next launch."""
+    fast = (tunable.name, shape, arch, os.environ.get("HK_TUNED"))
     try:
-        return _chosen[key]
-    except KeyError:
+        return _chosen[_buckets[fast]]
+    except (KeyError, TypeError):  # TypeError: a shape that is no key
         pass
-    knobs = _resolve(tunable, shape, arch, key[1])
-    _chosen[key] = knobs
+    key = (tunable.name, tunable.bucket(shape), arch, fast[3])
+    try:
+        knobs = _chosen[key]
+    except KeyError:
+        knobs = _chosen[key] = _resolve(tunable, shape, arch, key[1])
+    try:
+        if len(_buckets) >= MAX_SHAPES:
+            _buckets.clear()
+        _buckets[fast] = key
+    except TypeError:
+        pass
     return knobs
 
 
@@ -130,18 +146,30 @@ def _launch_arch():
     from hk.dsl.kernel import default_arch
     from hk.runtime import device
 
+    global _launch_arch
+    _launch_arch = functools.partial(_arch_of_launch, device, default_arch)  # imported once
+    return _launch_arch()
+
+
+def _arch_of_launch(device, default_arch):
     try:
         return device.detected_arch() if device.runner() == "gpu" else default_arch()
     except errors.LaunchError:
         return None
 
 
-def launch(tunable, shape, run):
-    """run(knobs) with the tuned knobs of `shape`'s bucket on the launch's target, else
-    run(None) (the default). A tuned choice that fails to trace, compile or pass the gates is
-    refused (one warning) and the default runs; a LaunchError (the call's own arguments) or a
-    ToolchainError (no compiler) is the caller's."""
-    arch = _launch_arch()
+def launch_arch():
+    """The target a launch runs for now (as hk.runtime.launch picks it), or None when there is
+    no runner: then the launch itself says why."""
+    return _launch_arch()
+
+
+def launch(tunable, shape, run, arch=None):
+    """run(knobs) with the tuned knobs of `shape`'s bucket on the launch's target (`arch`, if the
+    caller has asked launch_arch()), else run(None) (the default). A tuned choice that fails to
+    trace, compile or pass the gates is refused (one warning) and the default runs; a
+    LaunchError (the call's own arguments) or a ToolchainError (no compiler) is the caller's."""
+    arch = arch or _launch_arch()
     knobs = lookup(tunable, shape, arch) if arch else None
     if knobs is not None:
         try:
@@ -161,6 +189,8 @@ def refuse(tunable, shape, arch, error):
                 % (tunable.name, key[1], arch, _knobs_text(_chosen.get(key)),
                    (getattr(error, "message", None) or str(error)).splitlines()[0]))
     _chosen[key] = None
+    global generation
+    generation += 1
 
 
 def _knobs_text(knobs):
@@ -169,8 +199,11 @@ def _knobs_text(knobs):
 
 def forget():
     """Drops what was read (the next lookup reads the files again)."""
+    global generation
     _tables.clear()
     _chosen.clear()
+    _buckets.clear()
+    generation += 1
 
 
 def entry_of(choice, result):
@@ -208,5 +241,4 @@ def write(path, arch, op, entries):
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     cache.write_atomically(path, (json.dumps(raw, indent=1, sort_keys=True) + "\n").encode())
-    _tables.clear()
-    _chosen.clear()
+    forget()

@@ -179,3 +179,63 @@ def test_attention_takes_its_buckets_knobs(tuned_file):
         attention.launch_attention(q[:, :, :32], k[:, :, :32], k[:, :, :32], 0.125, False, out[:, :, :32])
     assert [kernel for kernel, _, _, _ in launches] == [attention.attention_kernel(64, 2, 16, 4, 32),
                                                        attention.attention_kernel(64, 2)]
+
+
+def test_a_launch_computes_its_bucket_once_per_shape_and_reads_once_per_bucket(tuned_file, monkeypatch):
+    import dataclasses
+
+    tuned_file()
+    buckets, resolved = [], []
+    counted = dataclasses.replace(gemm.LINEAR, bucket=lambda shape: buckets.append(shape) or gemm.linear_bucket(shape))
+    real = tuned._resolve
+    monkeypatch.setattr(tuned, "_resolve", lambda *a: resolved.append(a[1]) or real(*a))
+    for m in (64, 40, 64, 40, 64):  # one bucket, M=33-64
+        assert tuned.lookup(counted, (m, 64, 64, "bf16"), "gfx1100") == KNOBS
+    assert buckets == [(64, 64, 64, "bf16"), (40, 64, 64, "bf16")] and resolved == [(64, 64, 64, "bf16")]
+    # A refusal after the shape is known is what its next lookup returns.
+    with pytest.warns(HKWarning, match="is refused: no longer builds"):
+        tuned.refuse(counted, (40, 64, 64, "bf16"), "gfx1100", ValueError("no longer builds"))
+    assert tuned.lookup(counted, (64, 64, 64, "bf16"), "gfx1100") is None
+
+
+def test_hk_tuned_is_read_at_each_launch(tuned_file, monkeypatch, tmp_path):
+    first = tuned_file()  # HK_TUNED names it before the first launch
+    assert launched() == (8, {"BM": 64, "BN": 64, "BK": 64, "UNROLL": 4})
+    other = tmp_path / "other" / "gfx1100.json"
+    other.parent.mkdir()
+    other.write_text(json.dumps({"format": tuned.FORMAT, "hk_version": hk.__version__, "arch": "gfx1100",
+                                 "ops": {"linear": {BUCKET: {"knobs": {"waves": 4, "BM": 64}}}}}))
+    monkeypatch.setenv("HK_TUNED", str(other))
+    assert launched() == (4, {"BM": 64})
+    monkeypatch.setenv("HK_TUNED", str(first))
+    assert launched() == (8, {"BM": 64, "BN": 64, "BK": 64, "UNROLL": 4})
+
+
+def test_linear_keeps_its_choice_per_layout_until_the_tuned_choices_change(tuned_file, monkeypatch):
+    import hk.interp
+
+    tuned_file(ops={})
+    ran, full = [], []
+    monkeypatch.setattr(hk.interp, "run", lambda traced, grid, args: ran.append((traced.warps, traced.constants["BM"])))
+    real = gemm._launch_linear
+    monkeypatch.setattr(gemm, "_launch_linear", lambda *a: full.append(1) or real(*a))
+    x, w = operands()
+    out = torch.empty(64, 64, dtype=torch.bfloat16)
+    for _ in range(3):
+        gemm.launch_linear(x, w, None, out)
+    assert ran == [(4, 128)] * 3 and len(full) == 1
+    tuned_file()  # a new file (tuned.forget()): the next call looks its bucket up again
+    gemm.launch_linear(x, w, None, out)
+    gemm.launch_linear(x, w, None, out)
+    assert ran[3:] == [(8, 64)] * 2 and len(full) == 2
+    with launch.capture() as launches:  # hk.perf's capture still sees the kept launch
+        gemm.launch_linear(x, w, None, out)
+    assert [(k.warps, c) for k, _, _, c in launches] == [(8, {"BM": 64, "BN": 64, "BK": 64, "UNROLL": 4})]
+    assert len(ran) == 5 and len(full) == 2
+    gemm.launch_linear(x[:40], w, None, out[:40])  # another M: its own checks and lookup
+    assert ran[-1] == (8, 64) and len(full) == 3
+    # An operand the op copies (x's columns two elements apart) is checked and copied at each call.
+    wide = torch.randn(64, 128, dtype=torch.bfloat16)[:, ::2]
+    gemm.launch_linear(wide, w, None, out)
+    gemm.launch_linear(wide, w, None, out)
+    assert len(full) == 5
