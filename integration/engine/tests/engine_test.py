@@ -58,7 +58,16 @@ def test_the_first_matching_rule_routes():
     ({"ops": {"linear": [{"when": {"m": [1, 2, 3]}, "route": "hk"}]}}, "neither a list of names nor a range"),
     ({"ops": {"linear": [{"when": {"m": 4}, "route": "hk"}]}}, "neither a list of names nor a range"),
     ([], "a table is"),
+    ({"ops": {"moe": [{"when": {}, "route": "hk", "basis": 3}]}}, "basis is text"),
+    ({"ops": {"moe": [{"when": {}, "route": "hk", "ratio": "1.2"}]}}, "ratio is a positive number"),
+    ({"ops": {"moe": [{"when": {}, "route": "hk", "hk_us": -1}]}}, "hk_us is a positive number"),
 ])
+def test_a_rule_may_carry_its_basis_and_predicted_figures():
+    t = routing.Table({"ops": {"moe": [{"when": {"m": [1, 8]}, "route": "hk", "basis": "predicted at 8 tokens",
+                                        "ratio": 1.5, "hk_us": 10.0, "engine_us": 15.0}]}})
+    assert t.route("moe", m=8) == "hk" and t.route("moe", m=9) == "engine"
+
+
 def test_a_malformed_table_is_refused_with_its_fault(bad, message):
     with pytest.raises(routing.TableError, match=message):
         routing.Table(bad, "bad.json")
