@@ -3,8 +3,8 @@ predictions of hk's kernel and of the engine's own Triton kernel for the same ca
 
     bazel run //integration/engine:hk-routes -- --out=$PWD/integration/engine/hk_engine/tables
 
-For each target and each op whose engine kernel is Triton (vLLM 0.33's AWQ GEMM and fused MoE
-GEMMs, read from the pinned engine environment and compiled ahead of time for the target), at a
+For each target and each op whose engine kernel is Triton (vLLM 0.33's AWQ GEMM, fused MoE
+GEMMs and unified paged attention, read from the pinned engine environment and compiled ahead of time for the target), at a
 set of token buckets over a model's shapes (hk/autotune/models.json), both launches are
 predicted and the op's rule for the bucket routes to hk when the engine's predicted time is at
 least (1 + margin) times hk's, the margin being the model's stated error for the target by
@@ -13,8 +13,8 @@ to anyway. Each such rule records the ratio (engine / hk) and both times. A buck
 covers the token counts above the previous bucket up to its own.
 
 Ops with no code object the model can read (the engine calls hipBLASLt or its C++ kernels: the
-plain linear, RMSNorm, rotary, SiLU-and-mul, the KV cache write, the AWQ path above 255 tokens,
-attention) get rules whose "basis" says so, hk only where a published measurement supports it.
+plain linear, RMSNorm, rotary, SiLU-and-mul, the KV cache write, the AWQ path above 255 tokens)
+get rules whose "basis" says so, hk only where a published measurement supports it.
 
 Exit codes: 0 tables written, 1 a prediction failed for some op (its rule says why), 2 a wrong
 command.
@@ -79,6 +79,8 @@ class Op:
     dtypes: tuple         # the dtypes the rules name (the dtype predicted first)
     upper: int = None     # the engine's Triton path ends here (above: another rule)
     given: dict = dataclasses.field(default_factory=dict)
+    fact: str = "m"       # the fact the buckets are of
+    kernels: tuple = ()   # more kernels of the module the launch runs
 
     def shapes(self, limit=None):
         raise NotImplementedError
@@ -207,6 +209,101 @@ class FusedMoe(Op):
         return mine, theirs
 
 
+class PagedAttention(Op):
+    """vLLM's Triton unified attention (kernel_unified_attention; for a decode batch of at most
+    seq_threshold_3D = 128 / K/V heads sequences its split-K form, 16 segments, and then
+    reduce_segments) as its TritonAttention backend launches it, against hk's paged decode or
+    prefill kernel (hk.ops.paged), bf16, on Qwen3-8B's heads, 16-slot blocks, K and V each a
+    [blocks, 16, K/V heads, head size] cache. Decode: `seqs` sequences of CONTEXT keys, one query
+    each; prefill: one causal sequence of `tokens` tokens, nothing cached."""
+
+    CONTEXT = 1024
+    BS = 16
+    SEGMENTS = 16       # vLLM's NUM_PAR_SOFTMAX_SEGMENTS
+    MIN_GRID_2D = 128   # vLLM's MIN_LAUNCH_GRID_SIZE_2D
+
+    def shapes(self, limit=None):
+        cfg = _models()[self.model]
+        return [(cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"])]
+
+    def batch(self, count):
+        """(query lengths, key lengths) of a bucket."""
+        if self.fact == "seqs":
+            return [1] * count, [self.CONTEXT] * count
+        return [count], [count]
+
+    def predict(self, kernels, arch, count, shape):
+        import numpy as np
+        import torch
+
+        from hk import perf
+        from hk.ops import paged
+
+        heads, kvh, d = shape
+        qlens, klens = self.batch(count)
+        seqs, tokens, bs = len(qlens), sum(qlens), self.BS
+        per_seq = -(-max(klens) // bs)
+        tables = torch.arange(seqs * per_seq, dtype=torch.int32).view(seqs, per_seq)
+        lens = torch.tensor(klens, dtype=torch.int32)
+        starts = torch.tensor([0] + list(np.cumsum(qlens)), dtype=torch.int32)
+        blocks = seqs * per_seq
+        scale = d ** -0.5
+        meta = dict(dtype=torch.bfloat16, device="meta")
+        q = torch.empty(tokens, heads * d, **meta).view(-1, d)
+        k = torch.empty(blocks, 1, bs, kvh * d, **meta)
+        o = torch.empty(tokens, heads * d, **meta).view(-1, d)
+        if self.fact == "seqs":
+            kernel = paged.decode_kernel(d, heads // kvh, bs, 1)
+            mine = perf.predict(kernel, q, k, k, tables, lens, o, scale, arch=arch).seconds
+        else:
+            kernel = paged.prefill_kernel(d, heads // kvh, bs, 1)
+            mine = perf.predict(kernel, q, k, k, tables, lens, starts, o, scale, max(qlens), arch=arch).seconds
+        # vLLM's launch (unified_attention, its defaults for bf16 without windows, sinks or scales).
+        group = heads // kvh
+        block_m = 16 if group <= 16 else 1 << (group - 1).bit_length()
+        block_q = block_m // group
+        q_blocks = tokens // block_q + seqs
+        use_3d = max(qlens) == 1 and seqs <= self.MIN_GRID_2D // kvh
+        P = ek.Ptr
+        cache = P("bfloat16", blocks * bs * kvh * d * 2)
+        lens_ptr = P("int32", array=lens.numpy())
+        starts_ptr = P("int32", array=starts.numpy())
+        segm = self.SEGMENTS if use_3d else 1
+        args = dict(output_ptr=P("bfloat16", tokens * heads * d * 2), query_ptr=P("bfloat16", tokens * heads * d * 2),
+                    key_cache_ptr=cache, value_cache_ptr=cache, sink_ptr=None,
+                    block_tables_ptr=P("int32", array=tables.numpy()), seq_lens_ptr=lens_ptr, alibi_slopes_ptr=None,
+                    qq_bias_ptr=None, scale=scale, q_scale=None, k_scale=P("float32", array=np.ones(1, np.float32)),
+                    v_scale=P("float32", array=np.ones(1, np.float32)), out_scale=1.0, softcap=0,
+                    block_table_stride=per_seq, query_stride_0=heads * d, query_stride_1=d,
+                    output_stride_0=heads * d, output_stride_1=d, qq_bias_stride_0=0, per_seq_causal_ptr=None,
+                    mm_prefix_range_ptr=None, rswa_prefix_lens_ptr=lens_ptr,
+                    stride_k_cache_0=bs * kvh * d, stride_k_cache_1=kvh * d, stride_k_cache_2=d,
+                    stride_v_cache_0=bs * kvh * d, stride_v_cache_1=kvh * d, stride_v_cache_2=d,
+                    query_start_len_ptr=starts_ptr, num_seqs=seqs,
+                    segm_output_ptr=P("float32", tokens * heads * segm * d * 4) if use_3d else None,
+                    segm_max_ptr=P("float32", tokens * heads * segm * 4) if use_3d else None,
+                    segm_expsum_ptr=P("float32", tokens * heads * segm * 4) if use_3d else None)
+        tile = 16 if use_3d else 32
+        consts = dict(num_query_heads=heads, num_queries_per_kv=group, BLOCK_SIZE=bs, TILE_SIZE=tile, HEAD_SIZE=d,
+                      HEAD_SIZE_PADDED=d, USE_ALIBI_SLOPES=False, USE_ALIBI_SQRT=False, USE_QQ_BIAS=False,
+                      USE_SOFTCAP=False, USE_SINKS=False, SLIDING_WINDOW=0, USE_CAUSAL=True,
+                      USE_PER_SEQ_CAUSAL=False, USE_MM_PREFIX=False, MAX_MM_RANGES=0, R_SWA_WINDOW=0, USE_R_SWA=False,
+                      stride_k_cache_3=1, stride_v_cache_3=1, BLOCK_Q=block_q, BLOCK_M=block_m,
+                      NUM_SEGMENTS_PER_SEQ=segm, USE_FP8=False, IS_3D=use_3d, KV_QUANT_MODE=0, Q_IS_FP8=False,
+                      CHUNK_LOOKBACK=-1, CHUNK_SIZE=-1, USE_TD=False, USE_TD_QO=False, MM_PREFIX_CLAMP_SW=False)
+        grid = (q_blocks, kvh, segm) if use_3d else (q_blocks, kvh)
+        theirs = _engine_seconds(kernels["kernel_unified_attention"], arch, args, consts, grid, 4)
+        if use_3d:
+            args = dict(output_ptr=args["output_ptr"], segm_output_ptr=args["segm_output_ptr"],
+                        segm_max_ptr=args["segm_max_ptr"], segm_expsum_ptr=args["segm_expsum_ptr"],
+                        seq_lens_ptr=lens_ptr, num_seqs=seqs, out_scale_inv=1.0, output_stride_0=heads * d,
+                        output_stride_1=d, block_table_stride=per_seq, query_start_len_ptr=starts_ptr)
+            consts = dict(num_query_heads=heads, TILE_SIZE=tile, HEAD_SIZE=d, HEAD_SIZE_PADDED=d, BLOCK_Q=block_q,
+                          NUM_SEGMENTS_PER_SEQ=segm, USE_FP8=False)
+            theirs += _engine_seconds(kernels["reduce_segments"], arch, args, consts, (tokens, heads), 4)
+        return mine, theirs
+
+
 def _engine_seconds(fn, arch, args, consts, grid, warps, stages=2):
     from hk import perf
 
@@ -219,11 +316,21 @@ def _engine_seconds(fn, arch, args, consts, grid, warps, stages=2):
                                     shared_mem=lds).seconds
 
 
+_UNIFIED = "vllm.v1.attention.ops.triton_unified_attention"
+# What the unified attention module computes at import from the platform: only its fp8 range
+# (the defaults of constants the bf16 launch does not use).
+_PLATFORM = {"float8_info": "torch.finfo(torch.float8_e4m3fn)"}
+
 PREDICTED = {
     "awq_gemm": AwqGemm("awq_gemm", "vllm", "vllm.model_executor.layers.quantization.awq_triton", "awq_gemm_kernel",
                         "qwen3-8b", (1, 8, 32, 128), ("float16", "bfloat16"), upper=255),
     "moe": FusedMoe("moe", "vllm", "vllm.model_executor.layers.fused_moe.fused_moe", "fused_moe_kernel",
                     "olmoe-1b-7b", (1, 8, 32, 128, 512, 2048), ("bfloat16", "float16")),
+    "attention_decode": PagedAttention("attention_decode", "vllm", _UNIFIED, "kernel_unified_attention", "qwen3-8b",
+                                       (1, 4, 16, 64, 256), ("bfloat16",), given=_PLATFORM, fact="seqs",
+                                       kernels=("reduce_segments",)),
+    "attention_prefill": PagedAttention("attention_prefill", "vllm", _UNIFIED, "kernel_unified_attention", "qwen3-8b",
+                                        (128, 512, 2048), ("bfloat16",), given=_PLATFORM, fact="tokens"),
 }
 
 
@@ -239,10 +346,6 @@ NO_CODE_OBJECT = {
     "kv_cache_write": "the engine's kernel is C++ (vLLM's _C reshape_and_cache_flash): no code object to predict",
     "awq_gemm": "above 255 tokens vLLM dequantizes (Triton) and multiplies with hipBLASLt: no code object "
                 "for its GEMM",
-    "attention_prefill": "not predicted: vLLM's Triton unified attention needs the engine's platform helpers "
-                         "at import, which this generator does not lift yet",
-    "attention_decode": "not predicted: vLLM's Triton unified attention needs the engine's platform helpers "
-                        "at import, which this generator does not lift yet",
 }
 
 NONE_PUBLISHED = "no published measurement of hk against the engine on this target"
@@ -257,10 +360,6 @@ _W7900 = {
     "silu_and_mul": [({}, "engine", NONE_PUBLISHED + " (SiLU-mul's published ratio is MI355X's, against torch)")],
     "kv_cache_write": [({"dtype": ["bfloat16"]}, "hk", "published (W7900): KV cache write 1.18-3.00x a Triton "
                         "row kernel")],
-    "attention_prefill": [({"dtype": ["bfloat16"]}, "hk", "published (W7900): paged prefill 3.6-7.9x vLLM's "
-                           "Triton unified_attention")],
-    "attention_decode": [({}, "engine", "published (W7900): paged decode 0.83-0.95x vLLM 0.31's Triton "
-                          "attention per layer at 16-64 requests")],
 }
 _MI355X = {
     "linear": [({}, "engine", "published (MI355X): hk's own GEMM 0.41x hipBLASLt")],
@@ -317,15 +416,15 @@ def predicted_rules(op, tokens, outcomes, margin, previous):
     a bucket that could not be predicted keeps the previous table's route and says why."""
     rules = []
     for (lo, hi), t, outcome in zip(ranges(tokens, op.upper), tokens, outcomes):
-        when = {"dtype": list(op.dtypes), "m": [lo, hi]}
+        when = {"dtype": list(op.dtypes), op.fact: [lo, hi]}
         if isinstance(outcome, str):
-            route = previous.route(op.name, dtype=op.dtypes[0], m=t) if previous else routing.ENGINE
+            route = previous.route(op.name, **{"dtype": op.dtypes[0], op.fact: t}) if previous else routing.ENGINE
             rules.append({"when": when, "route": route, "basis": "not predicted (%s); the previous table's route"
                           % outcome})
             continue
         mine, theirs = outcome
         route, ratio = decide(mine, theirs, margin)
-        rules.append({"when": when, "route": route, "basis": "predicted at %d tokens" % t, "ratio": round(ratio, 3),
+        rules.append({"when": when, "route": route, "basis": "predicted at %s %d" % (op.fact, t), "ratio": round(ratio, 3),
                       "hk_us": round(mine * 1e6, 2), "engine_us": round(theirs * 1e6, 2)})
     return rules
 
@@ -386,9 +485,10 @@ def load_kernels(ops, roots, directory):
     """{op name: {kernel name: its JITFunction}} lifted from each op's engine package."""
     out = {}
     for op in ops:
-        source = ek.lift(roots[op.engine], op.engine, op.module, [op.kernel], op.given)
+        names = [op.kernel] + list(op.kernels)
+        source = ek.lift(roots[op.engine], op.engine, op.module, names, op.given)
         module = ek.load(source, directory, "%s_%s" % (op.engine, op.name))
-        out[op.name] = {op.kernel: getattr(module, op.kernel)}
+        out[op.name] = {name: getattr(module, name) for name in names}
     return out
 
 
@@ -512,11 +612,12 @@ def main(argv):
         for name, rules in data["ops"].items():
             for r in rules:
                 if "ratio" in r:
-                    print("%-8s %-18s m %-14s %-6s engine/hk %.2f (hk %.1f us, engine %.1f us)"
-                          % (arch, name, r["when"]["m"], r["route"], r["ratio"], r["hk_us"], r["engine_us"]))
+                    fact = PREDICTED[name].fact
+                    print("%-8s %-18s %s %-14s %-6s engine/hk %.2f (hk %.1f us, engine %.1f us)"
+                          % (arch, name, fact, r["when"][fact], r["route"], r["ratio"], r["hk_us"], r["engine_us"]))
                 elif r["basis"].startswith("not predicted ("):
                     failed += 1
-                    print("%-8s %-18s m %-14s %-6s %s" % (arch, name, r["when"].get("m"), r["route"], r["basis"]))
+                    print("%-8s %-18s %-6s %s" % (arch, name, r["route"], r["basis"]))
     print("hk-routes: wrote %s" % ", ".join(os.path.join(FLAGS.out, "%s.json" % a) for a in tables))
     return 1 if failed else 0
 
