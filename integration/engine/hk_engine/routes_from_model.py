@@ -106,8 +106,8 @@ class AwqGemm(Op):
     def predict(self, kernels, arch, m, shape):
         import torch
 
-        import hk.ops
         from hk import perf
+        from hk.ops import awq
 
         n, k = shape
         g = self.GROUP
@@ -116,7 +116,9 @@ class AwqGemm(Op):
         qweight = torch.empty(k, n // 8, dtype=torch.int32, **meta)
         scales = torch.empty(k // g, n, dtype=torch.float16, **meta)
         qzeros = torch.empty(k // g, n // 8, dtype=torch.int32, **meta)
-        mine = sum(p.seconds for p in perf.predict_call(hk.ops.awq_gemm, x, qweight, scales, qzeros, arch=arch))
+        out = torch.empty(m, n, dtype=torch.float16, **meta)
+        # The launch itself (the torch op on meta tensors is its shape function: it launches nothing).
+        mine = sum(p.seconds for p in perf.predict_call(awq.launch_awq, x, qweight, scales, qzeros, out, arch=arch))
         P = ek.Ptr
         args = dict(a_ptr=P("float16", m * k * 2), b_ptr=P("int32", k * n // 2),
                     c_ptr=P("float16", self.SPLIT_K * m * n * 2), zeros_ptr=P("int32", k // g * n // 2),
@@ -219,6 +221,7 @@ class PagedAttention(Op):
 
     CONTEXT = 1024
     BS = 16
+    SPARE_BLOCKS = 16
     SEGMENTS = 16       # vLLM's NUM_PAR_SOFTMAX_SEGMENTS
     MIN_GRID_2D = 128   # vLLM's MIN_LAUNCH_GRID_SIZE_2D
 
@@ -242,11 +245,15 @@ class PagedAttention(Op):
         heads, kvh, d = shape
         qlens, klens = self.batch(count)
         seqs, tokens, bs = len(qlens), sum(qlens), self.BS
-        per_seq = -(-max(klens) // bs)
-        tables = torch.arange(seqs * per_seq, dtype=torch.int32).view(seqs, per_seq)
+        used = -(-max(klens) // bs)
+        # vLLM's block table is as wide as the longest sequence the engine admits: its kernel
+        # reads a whole tile's entries (unmasked) past a short sequence's last block.
+        per_seq = used + self.SPARE_BLOCKS
+        tables = torch.zeros(seqs, per_seq, dtype=torch.int32)
+        tables[:, :used] = torch.arange(seqs * used, dtype=torch.int32).view(seqs, used)
         lens = torch.tensor(klens, dtype=torch.int32)
         starts = torch.tensor([0] + list(np.cumsum(qlens)), dtype=torch.int32)
-        blocks = seqs * per_seq
+        blocks = seqs * used
         scale = d ** -0.5
         meta = dict(dtype=torch.bfloat16, device="meta")
         q = torch.empty(tokens, heads * d, **meta).view(-1, d)
@@ -561,11 +568,14 @@ def write(tables, out):
             f.write("\n")
 
 
-def _runfile(label_path):
-    """A runfile of this binary (an engine's interpreter), or None outside Bazel."""
-    base = os.environ.get("RUNFILES_DIR") or (sys.argv[0] + ".runfiles")
-    path = os.path.join(base, label_path)
-    return path if os.path.exists(path) else None
+def _runfile(path):
+    """A runfile of this binary (an engine's interpreter: "vllm_env/python"), or None."""
+    from hk.runtime import toolchain
+
+    for root in toolchain._runfiles_roots():
+        if os.path.exists(os.path.join(root, path)):
+            return os.path.join(root, path)
+    return None
 
 
 def main(argv):

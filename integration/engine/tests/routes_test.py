@@ -13,14 +13,9 @@ from hk_engine import routes_from_model as rfm
 from hk_engine import routing
 
 
-def _vllm_root():
-    base = os.environ.get("RUNFILES_DIR") or os.path.join(os.environ["TEST_SRCDIR"])
-    return ek.package_root(os.path.join(base, "vllm_env", "python"))
-
-
 @pytest.fixture(scope="module")
 def vllm_root():
-    return _vllm_root()
+    return ek.package_root(rfm._runfile("vllm_env/python"))
 
 
 @pytest.fixture(autouse=True)
