@@ -51,7 +51,7 @@ def test_generator_end_to_end_routes_as_the_predictions_say(vllm_root, tmp_path)
     expected = "hk" if theirs >= (1 + margin) * mine else "engine"
     for m in (2, 8, 200):
         assert table.route("awq_gemm", dtype="float16", m=m, n=6144, k=4096, group=128) == expected
-    (rule,) = [r for r in table.ops["awq_gemm"] if r["when"]["m"] == [2, 255]]
+    (rule,) = [r for r in table.ops["awq_gemm"] if r["when"].get("m") == [2, 255]]
     assert rule["hk_us"] == pytest.approx(mine * 1e6, rel=1e-3)
     assert rule["engine_us"] == pytest.approx(theirs * 1e6, rel=1e-3)
     # Above 255 tokens vLLM's GEMM is hipBLASLt's: the published rule, with its basis.
