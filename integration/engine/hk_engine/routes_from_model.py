@@ -385,7 +385,9 @@ def published_rules(arch, op):
     rules = [{"when": when, "route": route, "basis": "%s; %s" % (why, basis)}
              for when, route, basis in PUBLISHED.get(arch, {}).get(op, [])]
     if not rules or rules[-1]["when"]:
-        rules.append({"when": {}, "route": routing.ENGINE, "basis": "%s; %s" % (why, NONE_PUBLISHED)})
+        rest = "%s; %s" % (why, NONE_PUBLISHED) if not rules else "%s; the other calls: no published measurement " \
+            "of hk ahead" % why
+        rules.append({"when": {}, "route": routing.ENGINE, "basis": rest})
     return rules
 
 
@@ -552,7 +554,9 @@ def build_tables(archs, ops, roots, margin="stated", tokens=None, shapes=None, j
                                                                       op.model) for op in ops},
                 "rule": "a predicted rule routes to hk when the engine's predicted time is at least (1 + margin) "
                         "times hk's (ratio = engine / hk); every other rule names its basis",
-                "command": "bazel run //integration/engine:hk-routes -- --out=<tables directory>",
+                "not predicted": "SGLang 0.5.23's own Triton kernels (its fused_moe_kernel, decode and extend "
+                                 "attention): the rules compare hk with vLLM's, for both engines",
+                "command": "bazel run //integration/engine:hk-routes -- --jobs=2 --out=<tables directory>",
             },
             "ops": table_ops,
         }

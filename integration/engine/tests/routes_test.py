@@ -102,6 +102,6 @@ def test_shipped_tables_are_the_models_with_a_basis_for_every_rule(arch, vllm_ro
         for rule in rules:
             assert rule.get("basis"), (op, rule)
             if "ratio" in rule:
-                assert rule["ratio"] == pytest.approx(rule["engine_us"] / rule["hk_us"], rel=0.01)
+                assert rule["ratio"] == pytest.approx(rule["engine_us"] / rule["hk_us"], rel=0.01, abs=6e-4)  # 3 places
                 assert rule["route"] == rfm.decide(rule["hk_us"], rule["engine_us"], prov["margin"])[0]
     assert set(rfm.PREDICTED) | set(rfm.NO_CODE_OBJECT) <= set(table.ops)
