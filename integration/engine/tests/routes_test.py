@@ -105,3 +105,20 @@ def test_shipped_tables_are_the_models_with_a_basis_for_every_rule(arch, vllm_ro
                 assert rule["ratio"] == pytest.approx(rule["engine_us"] / rule["hk_us"], rel=0.01, abs=6e-4)  # 3 places
                 assert rule["route"] == rfm.decide(rule["hk_us"], rule["engine_us"], prov["margin"])[0]
     assert set(rfm.PREDICTED) | set(rfm.NO_CODE_OBJECT) <= set(table.ops)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--archs=gfx9", "--out=t"], "unknown targets ['gfx9']"),
+    (["--ops=linear", "--out=t"], "unknown ops ['linear']"),
+    (["--archs=gfx1100"], "--out names the directory"),
+    (["--margin=wide", "--out=t"], "--margin is a number or \"stated\""),
+])
+def test_a_wrong_command_exits_2_saying_why(argv, message, capsys):
+    from absl import flags
+
+    if "margin" not in flags.FLAGS:
+        rfm.define_flags()
+    flags.FLAGS.unparse_flags()
+    flags.FLAGS(["hk-routes"] + argv)
+    assert rfm.main(["hk-routes"]) == 2
+    assert message in capsys.readouterr().err
