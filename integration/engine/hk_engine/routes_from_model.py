@@ -379,6 +379,33 @@ _MI355X = {
 PUBLISHED = {"gfx1100": _W7900, "gfx950": _MI355X}
 
 
+# Where the system's record measured hk against the same engine kernel on the target's GPU, the
+# measurement decides the buckets it covers: the model's stated error was fitted on GEMM
+# throughput, and at these latency- and memory-bound shapes its prediction disagrees with the
+# measurement by more than that error. The prediction stays in the rule beside it.
+MEASURED = {
+    "gfx1100": {
+        "awq_gemm": [([1, 255], "hk", "measured (W7900): the W4A16 decode GEMM 1.40-2.61x vLLM 0.31's Triton AWQ "
+                      "kernel")],
+        "moe": [([1, 256], "hk", "measured (W7900): the MoE GEMM 1.00-2.77x vLLM 0.31's Triton fused_moe at 1-256 "
+                 "tokens"),
+                ([257, None], "engine", "measured (W7900): the MoE GEMM slower than Triton's above 256 tokens")],
+        "attention_prefill": [([1, None], "hk", "measured (W7900): paged prefill 3.6-7.9x vLLM's Triton "
+                               "unified_attention, cached prefixes and chunks included")],
+        "attention_decode": [([1, 64], "engine", "measured (W7900): paged decode 0.83-0.95x vLLM 0.31's Triton "
+                              "attention per layer at 16-64 requests (up to 8, Triton's kernel on hk's cache)")],
+    },
+}
+
+
+def measured(arch, op, lo, hi):
+    """(route, basis) of a published measurement covering tokens lo..hi (hi None: open), or None."""
+    for (mlo, mhi), route, basis in MEASURED.get(arch, {}).get(op, []):
+        if mlo <= lo and (mhi is None or (hi is not None and hi <= mhi)):
+            return route, basis
+    return None
+
+
 def published_rules(arch, op):
     """The rules of an op the model cannot predict on `arch`, each with its basis."""
     why = NO_CODE_OBJECT[op]
@@ -420,12 +447,23 @@ def ranges(tokens, upper=None):
     return out
 
 
-def predicted_rules(op, tokens, outcomes, margin, previous):
+def predicted_rules(op, tokens, outcomes, margin, previous, arch=None):
     """The rules of a predicted op from its buckets' outcomes ((hk s, engine s) or an error text);
-    a bucket that could not be predicted keeps the previous table's route and says why."""
+    a bucket that could not be predicted keeps the previous table's route and says why; a bucket
+    a measurement on `arch` covers takes the measured route (MEASURED)."""
     rules = []
     for (lo, hi), t, outcome in zip(ranges(tokens, op.upper), tokens, outcomes):
         when = {"dtype": list(op.dtypes), op.fact: [lo, hi]}
+        known = measured(arch, op.name, lo, hi)
+        if known and isinstance(outcome, str):
+            rules.append({"when": when, "route": known[0], "basis": "%s; not predicted (%s)" % (known[1], outcome)})
+            continue
+        if known:
+            mine, theirs = outcome
+            rules.append({"when": when, "route": known[0], "basis": "%s; decides over the prediction at %s %d"
+                          % (known[1], op.fact, t), "ratio": round(theirs / mine, 3),
+                          "hk_us": round(mine * 1e6, 2), "engine_us": round(theirs * 1e6, 2)})
+            continue
         if isinstance(outcome, str):
             route = previous.route(op.name, **{"dtype": op.dtypes[0], op.fact: t}) if previous else routing.ENGINE
             rules.append({"when": when, "route": route, "basis": "not predicted (%s); the previous table's route"
@@ -535,7 +573,7 @@ def build_tables(archs, ops, roots, margin="stated", tokens=None, shapes=None, j
         for a, op, buckets in plan:
             if a == arch:
                 table_ops[op.name] = predicted_rules(op, buckets, [next(outcomes) for _ in buckets], chosen,
-                                                     (previous or {}).get(arch))
+                                                     (previous or {}).get(arch), arch)
                 if op.upper:
                     table_ops[op.name] += published_rules(arch, op.name)
         for name in NO_CODE_OBJECT:
@@ -553,7 +591,9 @@ def build_tables(archs, ops, roots, margin="stated", tokens=None, shapes=None, j
                 "predicted": {op.name: "%s %s's %s on %s's shapes" % (op.engine, versions[op.engine], op.kernel,
                                                                       op.model) for op in ops},
                 "rule": "a predicted rule routes to hk when the engine's predicted time is at least (1 + margin) "
-                        "times hk's (ratio = engine / hk); every other rule names its basis",
+                        "times hk's (ratio = engine / hk), unless a published measurement of the same kernels "
+                        "on the target's GPU covers it (its basis starts with 'measured'); every other rule "
+                        "names its basis",
                 "not predicted": "SGLang 0.5.23's own Triton kernels (its fused_moe_kernel, decode and extend "
                                  "attention): the rules compare hk with vLLM's, for both engines",
                 "command": "bazel run //integration/engine:hk-routes -- --jobs=2 --out=<tables directory>",

@@ -103,6 +103,11 @@ def test_shipped_tables_are_the_models_with_a_basis_for_every_rule(arch, vllm_ro
             assert rule.get("basis"), (op, rule)
             if "ratio" in rule:
                 assert rule["ratio"] == pytest.approx(rule["engine_us"] / rule["hk_us"], rel=0.01, abs=6e-4)  # 3 places
+            lo, hi = rule["when"].get("m") or rule["when"].get("seqs") or rule["when"].get("tokens") or (None, None)
+            known = rfm.measured(arch, op, lo, hi) if lo is not None else None
+            if known:  # a measurement on the target decides over the prediction
+                assert rule["route"] == known[0] and rule["basis"].startswith(known[1]), (op, rule)
+            elif "ratio" in rule:
                 assert rule["route"] == rfm.decide(rule["hk_us"], rule["engine_us"], prov["margin"])[0]
     assert set(rfm.PREDICTED) | set(rfm.NO_CODE_OBJECT) <= set(table.ops)
 
@@ -122,3 +127,20 @@ def test_a_wrong_command_exits_2_saying_why(argv, message, capsys):
     flags.FLAGS(["hk-routes"] + argv)
     assert rfm.main(["hk-routes"]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_measurement_decides_the_buckets_it_covers():
+    class Op:
+        name, fact, dtypes, upper = "moe", "m", ("bfloat16",), None
+
+    # hk predicted 3x faster at 512 tokens, 3x slower at 64: gfx1100's record says the opposite.
+    rules = rfm.predicted_rules(Op, [64, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None, "gfx1100")
+    assert [r["route"] for r in rules] == ["hk", "engine"]
+    assert all(r["basis"].startswith("measured (W7900)") and "decides over the prediction" in r["basis"]
+               for r in rules)
+    assert rules[0]["ratio"] == 0.33
+    # A bucket no measurement covers, or another target: the prediction decides.
+    assert rfm.measured("gfx1100", "moe", 200, 300) is None
+    assert [r["route"] for r in rfm.predicted_rules(Op, [64, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None,
+                                                    "gfx942")] == ["engine", "hk"]
+
