@@ -36,28 +36,30 @@ def test_the_engine_kernel_is_lifted_from_the_pinned_package(vllm_root, tmp_path
 
 
 def test_generator_end_to_end_routes_as_the_predictions_say(vllm_root, tmp_path):
+    # gfx942: no measurement there decides over the prediction (MEASURED).
     op = rfm.PREDICTED["awq_gemm"]
-    tables = rfm.build_tables(["gfx1100"], [op], {"vllm": vllm_root}, margin="stated", tokens=[1, 8], shapes=1,
+    tables = rfm.build_tables(["gfx942"], [op], {"vllm": vllm_root}, margin="stated", tokens=[1, 8], shapes=1,
                               directory=str(tmp_path))
     rfm.write(tables, str(tmp_path / "tables"))
-    table = routing.Table.load(str(tmp_path / "tables" / "gfx1100.json"))
+    table = routing.Table.load(str(tmp_path / "tables" / "gfx942.json"))
     assert table.provenance["kind"] == "model" and table.provenance["packages"]["vllm"] == \
         ek.installed_version(vllm_root, "vllm")
     # The test's own predictions of the bucket at 8 tokens (covering 2 to 255 tokens).
     ek.triton_cache(str(tmp_path))
     kernels = rfm.load_kernels([op], {"vllm": vllm_root}, str(tmp_path))[op.name]
-    mine, theirs = op.predict(kernels, "gfx1100", 8, op.shapes(1)[0])
-    margin = rfm.margin_for("gfx1100", "stated")
+    mine, theirs = op.predict(kernels, "gfx942", 8, op.shapes(1)[0])
+    margin = rfm.margin_for("gfx942", "stated")
     expected = "hk" if theirs >= (1 + margin) * mine else "engine"
     for m in (2, 8, 200):
         assert table.route("awq_gemm", dtype="float16", m=m, n=6144, k=4096, group=128) == expected
     (rule,) = [r for r in table.ops["awq_gemm"] if r["when"].get("m") == [2, 255]]
     assert rule["hk_us"] == pytest.approx(mine * 1e6, rel=1e-3)
     assert rule["engine_us"] == pytest.approx(theirs * 1e6, rel=1e-3)
-    # Above 255 tokens vLLM's GEMM is hipBLASLt's: the published rule, with its basis.
-    above = [r for r in table.ops["awq_gemm"] if r["when"].get("m", [0])[0] == 256]
-    assert above and "no code object" in above[0]["basis"]
-    assert table.route("awq_gemm", dtype="float16", m=300) == above[0]["route"]
+    # Above 255 tokens vLLM's GEMM is hipBLASLt's, and nothing is published for gfx942: the
+    # engine, with its basis.
+    above = [r for r in table.ops["awq_gemm"] if not r["when"]]
+    assert above and "no code object" in above[0]["basis"] and "no published measurement" in above[0]["basis"]
+    assert table.route("awq_gemm", dtype="float16", m=300) == above[0]["route"] == "engine"
 
 
 class _Unpredictable(rfm.AwqGemm):
@@ -133,14 +135,14 @@ def test_a_measurement_decides_the_buckets_it_covers():
     class Op:
         name, fact, dtypes, upper = "moe", "m", ("bfloat16",), None
 
-    # hk predicted 3x faster at 512 tokens, 3x slower at 64: gfx1100's record says the opposite.
-    rules = rfm.predicted_rules(Op, [64, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None, "gfx1100")
+    # hk predicted 3x slower up to 256 tokens, 3x faster above: gfx1100's record says the opposite.
+    rules = rfm.predicted_rules(Op, [256, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None, "gfx1100")
     assert [r["route"] for r in rules] == ["hk", "engine"]
     assert all(r["basis"].startswith("measured (W7900)") and "decides over the prediction" in r["basis"]
                for r in rules)
     assert rules[0]["ratio"] == 0.33
     # A bucket no measurement covers, or another target: the prediction decides.
     assert rfm.measured("gfx1100", "moe", 200, 300) is None
-    assert [r["route"] for r in rfm.predicted_rules(Op, [64, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None,
+    assert [r["route"] for r in rfm.predicted_rules(Op, [256, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None,
                                                     "gfx942")] == ["engine", "hk"]
 
