@@ -12,6 +12,10 @@ A rule matches when every fact it names matches: a list of strings holds the fac
 contains it (either end null: open). The first rule that matches gives the route: "hk", "engine"
 (the engine's own kernel), or the name of another implementation a patch offers. An op with no
 table, or no matching rule, takes "engine": a table only ever sends to hk what it names.
+
+A rule may say why it routes as it does: "basis" (text: "predicted at 32 tokens", a published
+measurement, "no code object to predict"...) and, for a rule from hk.perf's predictions
+(routes_from_model), "ratio" (the engine's predicted time over hk's), "hk_us" and "engine_us".
 """
 
 import functools
@@ -20,6 +24,7 @@ import os
 
 HK = "hk"
 ENGINE = "engine"
+NUMBERS = ("ratio", "hk_us", "engine_us")  # a predicted rule's figures
 _TABLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tables")
 
 
@@ -37,6 +42,12 @@ def _check_rule(where, rule):
         if not ok:
             raise TableError("%s: condition %s=%r is neither a list of names nor a range [lo, hi]"
                              % (where, fact, cond))
+    if not isinstance(rule.get("basis", ""), str):
+        raise TableError("%s: a rule's basis is text, not %r" % (where, rule["basis"]))
+    for field in NUMBERS:
+        if field in rule and (isinstance(rule[field], bool) or not isinstance(rule[field], (int, float))
+                              or rule[field] <= 0):
+            raise TableError("%s: a rule's %s is a positive number, not %r" % (where, field, rule[field]))
 
 
 class Table:

@@ -16,8 +16,8 @@ HEADS, KV_HEADS, D, BS, BLOCKS = TINY["num_attention_heads"], TINY["num_key_valu
 
 @pytest.fixture
 def all_hk(tmp_path, monkeypatch):
-    """A routing table that sends every attention call to hk (gfx1100's keeps decode on vLLM's
-    Triton kernel, which this CPU build cannot run)."""
+    """A routing table that sends every attention call to hk (gfx1100's keeps a few sequences'
+    decode and long prefills on vLLM's Triton kernel, which this CPU build cannot run)."""
     from hk_engine import routing
 
     path = tmp_path / "routes.json"

@@ -6,6 +6,7 @@ through vllm._custom_ops and SiLU-and-mul through SiluAndMul's CUDA/ROCm forward
 attention_test). The routing table decides per shape, and the counters say which route each
 call took."""
 
+import json
 import sys
 import types
 
@@ -16,6 +17,25 @@ import torch.nn.functional as F
 from hk.errors import HKError
 
 from conftest import close
+
+# The tests' own routes (the shipped tables follow hk.perf's predictions per target): every op on
+# hk, except MoE above 256 tokens, which stays on vLLM's kernel.
+ROUTES = {"target": "any", "provenance": "tests",
+          "ops": {op: [{"when": {}, "route": "hk"}]
+                  for op in ("linear", "awq_gemm", "rms_norm", "rotary", "silu_and_mul")}}
+ROUTES["ops"]["moe"] = [{"when": {"m": [1, 256]}, "route": "hk"}]
+
+
+@pytest.fixture(autouse=True)
+def routes(tmp_path, monkeypatch):
+    from hk_engine import routing
+
+    path = tmp_path / "routes.json"
+    path.write_text(json.dumps(ROUTES))
+    monkeypatch.setenv("HK_ENGINE_ROUTES", str(path))
+    routing.clear_cache()
+    yield
+    routing.clear_cache()
 
 
 def fill(layer, *tensors):
@@ -142,8 +162,8 @@ def test_moe_layer(loaded, vllm_config, counts, monkeypatch, tokens, route):
             close(moe(x, logits), moe_reference(x, logits, experts.w13_weight, experts.w2_weight, 2))
             assert counts.snapshot()["vllm.moe"] == {"hk": 1}
         else:
-            # Above 256 tokens gfx1100's table keeps vLLM's own Triton kernel, which this CPU
-            # build cannot run: the call reaches it (and fails there, not in hk).
+            # Above 256 tokens the table keeps vLLM's own Triton kernel, which this CPU build
+            # cannot run: the call reaches it (and fails there, not in hk).
             with pytest.raises(Exception) as failure:
                 moe(x, logits)
             assert not isinstance(failure.value, HKError)

@@ -1,0 +1,148 @@
+"""hk-routes (routes_from_model): the engine's own Triton kernel read from vLLM's pinned
+environment, compiled for a target and predicted beside hk's kernel; the table it writes routes
+as the predictions say; the shipped tables are the model's, each rule with its basis."""
+
+import json
+import os
+
+import pytest
+
+from hk.errors import HKError
+from hk_engine import engine_kernels as ek
+from hk_engine import routes_from_model as rfm
+from hk_engine import routing
+
+
+@pytest.fixture(scope="module")
+def vllm_root():
+    return ek.package_root(rfm._runfile("vllm_env/python"))
+
+
+@pytest.fixture(autouse=True)
+def clean():
+    routing.clear_cache()
+    yield
+    routing.clear_cache()
+
+
+def test_the_engine_kernel_is_lifted_from_the_pinned_package(vllm_root, tmp_path):
+    op = rfm.PREDICTED["awq_gemm"]
+    source = ek.lift(vllm_root, "vllm", op.module, [op.kernel])
+    assert "def awq_gemm_kernel(" in source and "from vllm" not in source
+    module = ek.load(source, str(tmp_path), "lifted_awq_test")
+    assert module.awq_gemm_kernel.arg_names[:3] == ["a_ptr", "b_ptr", "c_ptr"]
+    with pytest.raises(ek.EngineKernelError, match="has no @triton.jit function no_such_kernel"):
+        ek.lift(vllm_root, "vllm", op.module, ["no_such_kernel"])
+
+
+def test_generator_end_to_end_routes_as_the_predictions_say(vllm_root, tmp_path):
+    # gfx942: no measurement there decides over the prediction (MEASURED).
+    op = rfm.PREDICTED["awq_gemm"]
+    tables = rfm.build_tables(["gfx942"], [op], {"vllm": vllm_root}, margin="stated", tokens=[1, 8], shapes=1,
+                              directory=str(tmp_path))
+    rfm.write(tables, str(tmp_path / "tables"))
+    table = routing.Table.load(str(tmp_path / "tables" / "gfx942.json"))
+    assert table.provenance["kind"] == "model" and table.provenance["packages"]["vllm"] == \
+        ek.installed_version(vllm_root, "vllm")
+    # The test's own predictions of the bucket at 8 tokens (covering 2 to 255 tokens).
+    ek.triton_cache(str(tmp_path))
+    kernels = rfm.load_kernels([op], {"vllm": vllm_root}, str(tmp_path))[op.name]
+    mine, theirs = op.predict(kernels, "gfx942", 8, op.shapes(1)[0])
+    margin = rfm.margin_for("gfx942", "stated")
+    expected = "hk" if theirs >= (1 + margin) * mine else "engine"
+    for m in (2, 8, 200):
+        assert table.route("awq_gemm", dtype="float16", m=m, n=6144, k=4096, group=128) == expected
+    (rule,) = [r for r in table.ops["awq_gemm"] if r["when"].get("m") == [2, 255]]
+    assert rule["hk_us"] == pytest.approx(mine * 1e6, rel=1e-3)
+    assert rule["engine_us"] == pytest.approx(theirs * 1e6, rel=1e-3)
+    # Above 255 tokens vLLM's GEMM is hipBLASLt's, and nothing is published for gfx942: the
+    # engine, with its basis.
+    above = [r for r in table.ops["awq_gemm"] if not r["when"]]
+    assert above and "no code object" in above[0]["basis"] and "no published measurement" in above[0]["basis"]
+    assert table.route("awq_gemm", dtype="float16", m=300) == above[0]["route"] == "engine"
+
+
+class _Unpredictable(rfm.AwqGemm):
+    def predict(self, kernels, arch, tokens, shape):
+        raise HKError("no facts for this launch")
+
+
+def test_a_bucket_that_cannot_be_predicted_keeps_the_previous_route(vllm_root, tmp_path):
+    op = _Unpredictable("awq_gemm", "vllm", rfm.PREDICTED["awq_gemm"].module, "awq_gemm_kernel", "qwen3-8b", (1, 8),
+                        ("float16",), upper=255)
+    previous = routing.Table({"target": "gfx942", "ops": {"awq_gemm": [{"when": {"m": [1, 1]}, "route": "hk"}]}})
+    tables = rfm.build_tables(["gfx942"], [op], {"vllm": vllm_root}, tokens=[1, 8], shapes=1,
+                              previous={"gfx942": previous}, directory=str(tmp_path))
+    rules = tables["gfx942"]["ops"]["awq_gemm"]
+    assert [r["route"] for r in rules[:2]] == ["hk", "engine"]
+    assert all("not predicted (no facts for this launch)" in r["basis"] for r in rules[:2])
+
+
+def test_the_rule_routes_hk_only_beyond_the_margin():
+    assert rfm.decide(1.0, 1.2, 0.1) == ("hk", pytest.approx(1.2))
+    assert rfm.decide(1.0, 1.05, 0.1)[0] == "engine"
+    assert rfm.decide(2.0, 1.0, 0.0)[0] == "engine"
+    assert rfm.ranges([1, 8, 32]) == [[1, 1], [2, 8], [9, None]]
+    assert rfm.ranges([1, 8], upper=255) == [[1, 1], [2, 255]]
+
+
+@pytest.mark.parametrize("arch", rfm.ARCHS)
+def test_shipped_tables_are_the_models_with_a_basis_for_every_rule(arch, vllm_root):
+    from hk.autotune import fingerprint
+
+    path = os.path.join(os.path.dirname(routing.__file__), "tables", "%s.json" % arch)
+    with open(path) as f:
+        data = json.load(f)
+    table = routing.Table(data, path)
+    prov = table.provenance
+    assert prov["kind"] == "model" and prov["model"] == fingerprint.model_version(), \
+        "the table predates hk.perf's current version: regenerate it (%s)" % prov.get("command")
+    assert prov["error"] == rfm.margin_for(arch, "stated")
+    assert prov["packages"]["vllm"] == ek.installed_version(vllm_root, "vllm")
+    for op, rules in table.ops.items():
+        assert rules, op
+        for rule in rules:
+            assert rule.get("basis"), (op, rule)
+            if "ratio" in rule:
+                assert rule["ratio"] == pytest.approx(rule["engine_us"] / rule["hk_us"], rel=0.01, abs=6e-4)  # 3 places
+            lo, hi = rule["when"].get("m") or rule["when"].get("seqs") or rule["when"].get("tokens") or (None, None)
+            known = rfm.measured(arch, op, lo, hi) if lo is not None else None
+            if known:  # a measurement on the target decides over the prediction
+                assert rule["route"] == known[0] and rule["basis"].startswith(known[1]), (op, rule)
+            elif "ratio" in rule:
+                assert rule["route"] == rfm.decide(rule["hk_us"], rule["engine_us"], prov["margin"])[0]
+    assert set(rfm.PREDICTED) | set(rfm.NO_CODE_OBJECT) <= set(table.ops)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--archs=gfx9", "--out=t"], "unknown targets ['gfx9']"),
+    (["--ops=linear", "--out=t"], "unknown ops ['linear']"),
+    (["--archs=gfx1100"], "--out names the directory"),
+    (["--margin=wide", "--out=t"], "--margin is a number or \"stated\""),
+])
+def test_a_wrong_command_exits_2_saying_why(argv, message, capsys):
+    from absl import flags
+
+    if "margin" not in flags.FLAGS:
+        rfm.define_flags()
+    flags.FLAGS.unparse_flags()
+    flags.FLAGS(["hk-routes"] + argv)
+    assert rfm.main(["hk-routes"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_measurement_decides_the_buckets_it_covers():
+    class Op:
+        name, fact, dtypes, upper = "moe", "m", ("bfloat16",), None
+
+    # hk predicted 3x slower up to 256 tokens, 3x faster above: gfx1100's record says the opposite.
+    rules = rfm.predicted_rules(Op, [256, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None, "gfx1100")
+    assert [r["route"] for r in rules] == ["hk", "engine"]
+    assert all(r["basis"].startswith("measured (W7900)") and "decides over the prediction" in r["basis"]
+               for r in rules)
+    assert rules[0]["ratio"] == 0.33
+    # A bucket no measurement covers, or another target: the prediction decides.
+    assert rfm.measured("gfx1100", "moe", 200, 300) is None
+    assert [r["route"] for r in rfm.predicted_rules(Op, [256, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None,
+                                                    "gfx942")] == ["engine", "hk"]
+
