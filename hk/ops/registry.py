@@ -18,11 +18,65 @@ NAMESPACE = "hk"
 FLOATS = (torch.bfloat16, torch.float16, torch.float32)
 
 
+# hk's ops are defined on torch.library.Library directly rather than through
+# torch.library.custom_op: custom_op wraps every call in Python layers (its autograd and
+# version-bump kernels, the implementation's aliasing checks) that cost ~10 us a call, as much as
+# the op's own Python. What stays: the schema (Tensor(a!) for what an op writes), a fake, and one
+# Python kernel at the Autograd key (the version bump of what the op writes, no gradient).
+_LIB = torch.library.Library(NAMESPACE, "FRAGMENT")
+_BELOW_AUTOGRAD = torch._C._after_autograd_keyset
+# What is left below autograd for plain CPU or GPU tensors: nothing but the backend's kernel, which
+# the autograd kernel then calls itself (a redispatch costs another trip through the dispatcher).
+# Fake, functional and subclass tensors and Python modes add keys, and take the redispatch.
+_PLAIN = frozenset(torch._C.DispatchKeySet(getattr(torch._C.DispatchKey, k)).raw_repr() for k in ("CPU", "CUDA"))
+
+
+class _NoGradient(torch.autograd.Function):
+    """A call whose inputs require grad: the op runs, and a backward through it raises."""
+
+    @staticmethod
+    def forward(ctx, op, keyset, kwargs, *args):
+        ctx.op = op
+        with torch._C._AutoDispatchBelowAutograd():
+            return op.redispatch(keyset & _BELOW_AUTOGRAD, *args, **kwargs)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise LaunchError("hk.ops.%s has no autograd formula: a backward through it cannot be computed"
+                          % ctx.op._opname, hint="call it under torch.no_grad() (hk's ops are forward only)")
+
+
+def _autograd_kernel(op, impl, written):
+    """The op's kernel at the Autograd key: bumps the version of the tensors it writes (what
+    autograd's checks of a saved tensor modified in place read) and passes the call below."""
+    returns = len(op._schema.returns)
+
+    def kernel(keyset, *args, **kwargs):
+        if written:
+            torch._C._increment_version([args[i] for i in written if args[i] is not None])
+        if torch.is_grad_enabled() and torch._C._any_requires_grad(*args, **kwargs):
+            return _NoGradient.apply(op, keyset, kwargs, *args)
+        below = keyset & _BELOW_AUTOGRAD
+        if below.raw_repr() not in _PLAIN:
+            return op.redispatch(below, *args, **kwargs)
+        out = impl(*args, **kwargs)  # what the dispatcher would return from it
+        return None if not returns else out if returns == 1 else tuple(out)
+    return kernel
+
+
 def define(name, schema, impl, fake, mutates=()):
-    """Registers hk::name with `schema` ("(Tensor x, ...) -> Tensor", mutated tensors marked
-    Tensor(a!)), its implementation and its fake; the op (torch.ops.hk.name's callable)."""
-    op = torch.library.custom_op("%s::%s" % (NAMESPACE, name), impl, mutates_args=tuple(mutates), schema=schema)
-    op.register_fake(fake)
+    """Registers hk::name with `schema` ("(Tensor x, ...) -> Tensor", the tensors in `mutates`
+    marked Tensor(a!)), its implementation and its fake; the op (torch.ops.hk.name.default)."""
+    args = torch._C.parse_schema(name + schema).arguments
+    written = tuple(i for i, a in enumerate(args) if a.alias_info is not None and a.alias_info.is_write)
+    if {args[i].name for i in written} != set(mutates):
+        raise AssertionError("hk::%s: the schema writes %s, mutates says %s"
+                             % (name, sorted(args[i].name for i in written), sorted(mutates)))
+    _LIB.define(name + schema, tags=(torch.Tag.pt2_compliant_tag,))
+    op = getattr(getattr(torch.ops, NAMESPACE), name).default
+    _LIB.impl(name, impl, "CompositeExplicitAutograd")
+    torch.library.register_fake(op, fake, lib=_LIB)
+    _LIB.impl(name, _autograd_kernel(op, impl, written), "Autograd", with_keyset=True)
     return op
 
 
