@@ -129,8 +129,9 @@ def test_the_shipped_files_are_this_versions_and_their_knobs_build(monkeypatch):
         raw = json.load(open(path))
         arch = os.path.basename(path)[:-len(".json")]
         assert raw["hk_version"] == hk.__version__ and raw["arch"] == arch, path
-        for bucket, entry in raw["ops"].get("linear", {}).items():
-            assert set(entry["knobs"]) <= gemm.LINEAR.knobs, (path, bucket)
+        assert set(raw["ops"]) <= set(hk.ops.TUNABLES), path
+        for op, bucket, entry in [(op, b, e) for op, entries in raw["ops"].items() for b, e in entries.items()]:
+            assert set(entry["knobs"]) <= hk.ops.TUNABLES[op].knobs, (path, bucket)
             assert entry["seconds"] > 0 and entry["evaluator"] in ("model", "time") and entry["date"], (path, bucket)
             if entry["evaluator"] == "model":
                 assert entry["model"] and entry["error"] is not None, (path, bucket)
