@@ -9,8 +9,10 @@ reads at launch (point HK_TUNED at it, or ship it in hk/tuned).
 
 --model takes the shapes of a model's layers (hk/autotune/models.json: Qwen3-8B, Llama-3-8B,
 OLMoE) at each --tokens, or, with --from-engine=vllm|sglang, at the tokens per step that engine
-runs by default on each target (its decode batches above split-K's rows and its prefill chunk); --shape gives one: a linear's M,N,K[,fp16]; an attention's
-BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal]. Without a GPU of the
+runs by default on each target (its decode batches above split-K's rows and its prefill chunk);
+--shape gives one: a linear's M,N,K[,fp16]; an attention's BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D
+[,causal]. --shard=I/N evaluates every N-th candidate into --records_out and --records reads such
+files back before searching (how hk_tune spreads a search over Bazel actions). Without a GPU of the
 target, candidates are ranked by hk.perf's prediction (each entry records the model's version
 and stated error); with one, they are timed. Results are cached per candidate: running again
 evaluates only what changed. --out is a directory (<arch>.json in it) or, with one target, a

@@ -64,6 +64,10 @@ def test_every_candidate_refused_is_exit_1(dirs):
     (["--out=x", "--tokens=many", "--model=qwen3-8b"], "--tokens are integers"),
     (["--out=x", "--ops=flash_attention", "--shape=1,32,5,64,64,128"], "HEADS a multiple of KV_HEADS"),
     (["--out=x", "--ops=flash_attention", "--shape=1,32,8,64,64,128,sideways"], "an attention's shape"),
+    (["--shape=64,64,64", "--shard=2/2", "--records_out=r.json"], "0 <= INDEX < COUNT"),
+    (["--shape=64,64,64", "--shard=one", "--records_out=r.json"], "--shard is INDEX/COUNT"),
+    (["--shape=64,64,64", "--shard=0/2"], "into --records_out"),
+    (["--out=x", "--shape=64,64,64", "--records=missing.json"], "missing.json is not a shard's results"),
 ])
 def test_wrong_commands_exit_2(dirs, args, message):
     result = tune(*args, cache=dirs[0])
