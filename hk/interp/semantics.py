@@ -175,7 +175,10 @@ def unary(fn, x, dtype):
     elif fn == "silu":
         r = v * torch.sigmoid(v)
     elif fn == "sqrt":
-        r = torch.sqrt(v)
+        # In float64, rounded once: correctly rounded as the hardware's (and IEEE's) sqrt is.
+        # torch's fp32 sqrt is not on every CPU (its AVX-512 kernel is an ulp off for about a
+        # sixth of the inputs), which would make the interpreter's answer depend on the machine.
+        r = torch.sqrt(v.double()).to(v.dtype) if v.is_floating_point() else torch.sqrt(v)
     elif fn == "rsqrt":
         r = torch.rsqrt(v)
     elif fn == "round":
