@@ -156,6 +156,24 @@ def test_a_candidate_of_several_launches_is_timed_as_one_unit(monkeypatch):
     assert ran == ["gemm_split", "split_sum_bf16"] * 3
 
 
+def test_shards_of_a_multi_launch_search_serve_it(monkeypatch, tmp_path):
+    from hk.autotune import shards
+
+    space = hk.space(block=[0, 32])
+    files = []
+    for index in range(2):
+        path = str(tmp_path / ("shard%d.json" % index))
+        records = shards.evaluate(moe.FUSED_MOE, [MOE_SHAPE], ARCH, index, 2, space=space)
+        assert [r["knobs"] for r in records] == [{"block": (0, 32)[index]}]
+        assert all(len(r["record"]["launches"]) == 2 for r in records)
+        shards.write(path, records)
+        files.append(path)
+    monkeypatch.setenv("HK_CACHE_DIR", str(tmp_path / "elsewhere"))
+    assert shards.load(files) == 2
+    result = searching.search(moe.FUSED_MOE, [MOE_SHAPE], ARCH, space=space, jobs=1, evaluator="model")
+    assert (result.fresh, result.cached) == (0, 2)
+
+
 def test_bad_declarations_and_searches_are_tune_errors():
     with pytest.raises(TuneError, match="linear_split_k takes no knob BLOCK"):
         searching.search(gemm.SPLIT_K, [SPLIT_SHAPE], ARCH, space=hk.space(BLOCK=[1]), evaluator="model")
