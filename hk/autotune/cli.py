@@ -14,8 +14,9 @@ runs by default on each target (its decode batches above split-K's rows and its 
 for linear_split_k, decode's 1 and up to 32 rows; for fused_moe, one count per range of rows per
 expert up to the prefill chunk, from the model's experts and top-k); --shape gives one: a
 linear's (or linear_split_k's, M up to 32) M,N,K[,fp16]; an attention's BATCH,HEADS,KV_HEADS,
-QUERIES,KEYS,D[,causal]; fused_moe's TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16]. --shard=I/N evaluates every N-th candidate into --records_out and --records reads such
-files back before searching (how hk_tune spreads a search over Bazel actions). Without a GPU of the
+QUERIES,KEYS,D[,causal]; fused_moe's TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16].
+--shard=I/N evaluates every N-th candidate into --records_out and --records reads such files
+back before searching (how hk_tune spreads a search over Bazel actions). Without a GPU of the
 target, candidates are ranked by hk.perf's prediction (each entry records the model's version
 and stated error); with one, they are timed. Results are cached per candidate: running again
 evaluates only what changed. --out is a directory (<arch>.json in it) or, with one target, a

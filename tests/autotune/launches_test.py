@@ -144,7 +144,8 @@ def test_a_candidate_of_several_launches_is_timed_as_one_unit(monkeypatch):
     import hk.interp
 
     real = hk.interp.run
-    monkeypatch.setattr(hk.interp, "run", lambda traced, grid, args: ran.append(traced.name) or real(traced, grid, args))
+    monkeypatch.setattr(hk.interp, "run",
+                        lambda traced, grid, args: ran.append(traced.name) or real(traced, grid, args))
     from hk.autotune import timing
 
     measure = timing.measure
