@@ -15,6 +15,6 @@ for the library's ops and writes hk/tuned/<arch>.json, which hk.ops reads at lau
 
 from hk.autotune.searching import Choice, Refusal, SearchResult, search
 from hk.autotune.space import Config, Space, space
-from hk.autotune.tunable import Tunable
+from hk.autotune.tunable import Launch, Tunable
 
-__all__ = ["Choice", "Config", "Refusal", "SearchResult", "Space", "Tunable", "search", "space"]
+__all__ = ["Choice", "Config", "Launch", "Refusal", "SearchResult", "Space", "Tunable", "search", "space"]

@@ -6,13 +6,17 @@ reads at launch (point HK_TUNED at it, or ship it in hk/tuned).
     hk-tune --ops=linear,flash_attention --from-engine=vllm --model=llama-3-8b --archs=gfx942 --out=tuned/
     hk-tune --ops=linear --shape=4096,4096,4096 --shape=512,6144,4096 --archs=gfx1100,gfx950 --out=tuned/
     hk-tune --ops=flash_attention --shape=1,32,8,4096,4096,128,causal --archs=gfx1100 --out=tuned/
+    hk-tune --ops=linear_split_k,fused_moe --from-engine=vllm --model=olmoe-1b-7b --archs=gfx1100 --out=tuned/
 
 --model takes the shapes of a model's layers (hk/autotune/models.json: Qwen3-8B, Llama-3-8B,
 OLMoE) at each --tokens, or, with --from-engine=vllm|sglang, at the tokens per step that engine
-runs by default on each target (its decode batches above split-K's rows and its prefill chunk);
---shape gives one: a linear's M,N,K[,fp16]; an attention's BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D
-[,causal]. --shard=I/N evaluates every N-th candidate into --records_out and --records reads such
-files back before searching (how hk_tune spreads a search over Bazel actions). Without a GPU of the
+runs by default on each target (its decode batches above split-K's rows and its prefill chunk;
+for linear_split_k, decode's 1 and up to 32 rows; for fused_moe, one count per range of rows per
+expert up to the prefill chunk, from the model's experts and top-k); --shape gives one: a
+linear's (or linear_split_k's, M up to 32) M,N,K[,fp16]; an attention's BATCH,HEADS,KV_HEADS,
+QUERIES,KEYS,D[,causal]; fused_moe's TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16].
+--shard=I/N evaluates every N-th candidate into --records_out and --records reads such files
+back before searching (how hk_tune spreads a search over Bazel actions). Without a GPU of the
 target, candidates are ranked by hk.perf's prediction (each entry records the model's version
 and stated error); with one, they are timed. Results are cached per candidate: running again
 evaluates only what changed. --out is a directory (<arch>.json in it) or, with one target, a
@@ -34,10 +38,12 @@ _MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models.json"
 
 def define_flags():
     flags.DEFINE_list("ops", ["linear"], "the ops to tune (hk.ops.TUNABLES)")
-    flags.DEFINE_multi_string("shape", [], "a shape to tune at (linear: M,N,K[,fp16]; flash_attention: "
-                              "BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal])")
+    flags.DEFINE_multi_string("shape", [], "a shape to tune at (linear, linear_split_k: M,N,K[,fp16]; "
+                              "flash_attention: BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal]; fused_moe: "
+                              "TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16])")
     flags.DEFINE_list("model", [], "take the shapes of these models' layers (see --list)")
-    flags.DEFINE_list("tokens", ["4096"], "the tokens per step (a linear's M) of --model's shapes")
+    flags.DEFINE_list("tokens", ["4096"], "the tokens per step (a linear's M) of --model's shapes "
+                      "(linear_split_k takes those up to 32, by default 1)")
     flags.DEFINE_enum("from_engine", None, ["vllm", "sglang"], "take --model's tokens per step from what "
                       "this engine runs by default on each target (its decode batches and prefill chunks; "
                       "--tokens, when given, overrides)")
@@ -84,14 +90,22 @@ def engines():
         return json.load(f)["engines"]
 
 
-def engine_tokens(op, engine, arch):
+def engine_tokens(op, engine, arch, config=None):
     """The tokens per step an engine runs on `arch` by default: for a linear, one count per M
     bucket its decode batches reach above decode's split-K rows (each bucket's upper end) and its
+    prefill chunk; for the split-K linear, a decode of 1 and of up to 32 requests; for a MoE
+    layer (a model's `config`), the fewest tokens of each range of rows per expert up to the
     prefill chunk; for attention, the prefill chunk."""
-    from hk.ops import gemm
+    from hk.ops import gemm, moe
 
     facts = engines()[engine]
     prefill, decode_max = facts["prefill"][arch], facts["decode_max"][arch]
+    if op == "linear_split_k":
+        return sorted({1, min(gemm.DECODE_ROWS, decode_max)})
+    if op == "fused_moe":
+        experts, top_k = config["num_experts"], config["experts_per_token"]
+        tokens = [max(1, -(-low * experts // top_k)) for low in moe.PER_EXPERT]
+        return sorted({t for t in tokens if t <= prefill})
     if op != "linear":
         return [prefill]
     decode = [m for m in gemm.M_BUCKETS if gemm.DECODE_ROWS < m <= decode_max]
@@ -114,11 +128,16 @@ def _dims(text, count, what):
 
 def parse_shape(op, text):
     from hk.compiler.cli import UsageError
+    from hk.ops import gemm
 
-    if op == "linear":
-        what = "a linear's shape is M,N,K with an optional dtype (bf16 or fp16)"
-        dims, rest = _dims(text, 3, what)
-        if rest and rest[0] not in ("bf16", "fp16"):
+    if op in ("linear", "linear_split_k", "fused_moe"):
+        what = {"linear": "a linear's shape is M,N,K",
+                "linear_split_k": "a split-K linear's shape is M,N,K with M up to %d" % gemm.DECODE_ROWS,
+                "fused_moe": "a MoE layer's shape is TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE (TOP_K up to "
+                             "EXPERTS)"}[op] + " with an optional dtype (bf16 or fp16)"
+        dims, rest = _dims(text, 5 if op == "fused_moe" else 3, what)
+        if (rest and rest[0] not in ("bf16", "fp16")) or (op == "linear_split_k" and dims[0] > gemm.DECODE_ROWS) \
+                or (op == "fused_moe" and dims[2] > dims[1]):
             raise UsageError("--shape=%s: %s" % (text, what))
         return dims + tuple(rest)
     what = "an attention's shape is BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D with an optional 'causal'"
@@ -131,14 +150,28 @@ def parse_shape(op, text):
 def shapes_for(op, given, model_names, tokens):
     from hk.compiler.cli import UsageError
 
+    from hk.ops import gemm
+
     shapes = [parse_shape(op, s) for s in given]
     known = models()
     for name in model_names:
         if name not in known:
             raise UsageError("unknown model %r (known: %s)" % (name, ", ".join(sorted(known))))
         config = known[name]
+        counts = tokens(config) if callable(tokens) else tokens  # engine_tokens may need the model
         if op == "linear":
-            shapes += [(m, n, k) for m in tokens for n, k in linear_shapes(config)]
+            shapes += [(m, n, k) for m in counts for n, k in linear_shapes(config)]
+        elif op == "linear_split_k":
+            decode = [m for m in counts if m <= gemm.DECODE_ROWS]
+            if not decode:
+                raise UsageError("linear_split_k is a decode's linear: give --tokens up to %d (not %s)"
+                                 % (gemm.DECODE_ROWS, ",".join(map(str, counts))))
+            shapes += [(m, n, k) for m in decode for n, k in linear_shapes(config)]
+        elif op == "fused_moe":
+            if not config.get("num_experts"):
+                raise UsageError("%s has no experts: fused_moe has no shapes in it" % name)
+            shapes += [(t, config["num_experts"], config["experts_per_token"], config["hidden_size"],
+                        config["intermediate_size"]) for t in counts]
         else:  # a prefill of `tokens` tokens, causal
             shapes += [(1, config["num_attention_heads"], config["num_key_value_heads"], t, t,
                         config["head_dim"], True) for t in tokens]
@@ -204,7 +237,9 @@ def main(argv):
     def plan_for(arch):
         def tokens_of(op):
             if FLAGS.from_engine and not FLAGS["tokens"].present:
-                return engine_tokens(op, FLAGS.from_engine, arch)
+                return lambda config: engine_tokens(op, FLAGS.from_engine, arch, config)
+            if op == "linear_split_k" and not FLAGS["tokens"].present:
+                return [1]  # a decode's single row (its bucket is M 1-32)
             return tokens
         return [(op, shapes_for(op, FLAGS.shape, FLAGS.model, tokens_of(op))) for op in FLAGS.ops]
 

@@ -62,10 +62,10 @@ class Job:
     device: object = None  # the device hk.perf predicts (None: the arch's)
 
 
-def _kernel(job, shape):
-    """((kernel, constants), None) of the job's candidate at `shape`, or (None, a refusal record)."""
+def _launches(job, shape):
+    """([Launch] of the job's candidate at `shape`, None), or (None, a refusal record)."""
     try:
-        return job.tunable.kernel(job.config, shape), None
+        return job.tunable.launches_of(job.config, shape), None
     except ToolchainError:
         raise
     except HKError as e:
@@ -74,45 +74,59 @@ def _kernel(job, shape):
         return None, _refused("declare", e)
 
 
+def _ok(predictions):
+    """The record of a candidate's predicted launches: their times summed; the bound and percent
+    of peak of the longest; the largest stated error. A candidate of several launches also
+    records each one's time ("launches")."""
+    slowest = max(predictions, key=lambda p: p.seconds)
+    errors = [p.error for p in predictions if p.error is not None]
+    record = {"status": "ok", "seconds": sum(p.seconds for p in predictions), "bound": slowest.bound,
+              "percent_of_peak": round(slowest.percent_of_peak, 2), "device": slowest.device,
+              "error": max(errors) if errors else None}
+    if len(predictions) > 1:
+        record["launches"] = [p.seconds for p in predictions]
+    return record
+
+
 def predict(job):
-    """[(key, record)] of a job, each shape predicted by hk.perf (the build is a launch's)."""
+    """[(key, record)] of a job, each shape's launches predicted by hk.perf (each built as a
+    launch builds it) and their times summed."""
     from hk import perf
 
     out = []
     for shape, k in job.shapes:
-        made, refusal = _kernel(job, shape)
+        made, refusal = _launches(job, shape)
         if refusal is not None:
             out.append((k, refusal))
             continue
-        kernel, constants = made
         try:
-            p = perf.predict(kernel, *job.tunable.arguments(shape), arch=job.arch, device=job.device, **constants)
+            predictions = [perf.predict(x.kernel, *x.args, arch=job.arch, device=job.device, **x.constants)
+                           for x in made]
         except ToolchainError:
             raise
         except HKError as e:
             out.append((k, _refused(stage_of(e), e)))
             continue
-        out.append((k, {"status": "ok", "seconds": p.seconds, "bound": p.bound,
-                        "percent_of_peak": round(p.percent_of_peak, 2), "device": p.device, "error": p.error}))
+        out.append((k, _ok(predictions)))
     for k, record in out:
         _keep(k, record)
     return out
 
 
 def build(job):
-    """[(key, refusal record or None)] of a job: each shape's launch built and gated, not run
+    """[(key, refusal record or None)] of a job: each shape's launches built and gated, not run
     (the timed evaluator builds in the workers and times in the process that owns the GPU)."""
     from hk.runtime import launch
 
     out = []
     for shape, k in job.shapes:
-        made, refusal = _kernel(job, shape)
+        made, refusal = _launches(job, shape)
         if refusal is not None:
             out.append((k, refusal))
             continue
-        kernel, constants = made
         try:
-            launch.built(kernel, list(job.tunable.arguments(shape)), job.arch, constants)
+            for x in made:
+                launch.built(x.kernel, list(x.args), job.arch, x.constants)
         except ToolchainError:
             raise
         except HKError as e:
@@ -123,16 +137,22 @@ def build(job):
 
 
 def time(job, clock=None, tensor_device="cuda"):
-    """[(key, record)] of a job timed on the GPU (hk.autotune.timing), after build(); `clock` and
-    `tensor_device` stand in for the GPU's in the tests."""
+    """[(key, record)] of a job timed on the GPU (hk.autotune.timing), after build(): a
+    candidate's launches run in order as one timed unit. `clock` and `tensor_device` stand in
+    for the GPU's in the tests."""
     from hk.autotune import timing
 
     out = []
     for (shape, k), (_, record) in zip(job.shapes, build(job)):
         if record is None:  # built and gated: time it
-            kernel, constants = job.tunable.kernel(job.config, shape)
-            args = timing.materialize(job.tunable.arguments(shape), device=tensor_device)
-            seconds = timing.measure(lambda: kernel(*args, arch=job.arch, **constants), clock=clock)
+            made = job.tunable.launches_of(job.config, shape)
+            args = timing.materialize_launches([x.args for x in made], device=tensor_device)
+
+            def run(made=made, args=args):
+                for x, a in zip(made, args):
+                    x.kernel(*a, arch=job.arch, **x.constants)
+
+            seconds = timing.measure(run, clock=clock)
             record = {"status": "ok", "seconds": seconds, "bound": "measured", "percent_of_peak": None,
                       "device": _gpu_name(), "error": None}
         out.append((k, record))

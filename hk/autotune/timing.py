@@ -62,18 +62,32 @@ def measure(fn, *, warmup=10, runs=50, clock=None):
 def materialize(args, device="cuda", seed=0):
     """The launch's arguments on `device`: each meta tensor a tensor of its shape and strides
     there (floats drawn normal, integers zero), everything else as it is."""
+    return materialize_launches([args], device=device, seed=seed, move=False)[0]
+
+
+def materialize_launches(arguments, device="cuda", seed=0, move=True):
+    """The arguments of a sequence of launches ([args] each) on `device`, as materialize makes
+    them: a tensor two launches share (the split-K parts one writes and the next sums) stays one
+    tensor, and (`move`) a host tensor whose values steer the kernels (a MoE layer's sorted
+    ids) is copied there."""
     import torch
 
     generator = torch.Generator(device="cpu").manual_seed(seed)
-    out = []
-    for a in args:
-        if isinstance(a, torch.Tensor) and a.device.type == "meta":
-            t = torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=device)
-            if t.is_floating_point():
-                t.copy_(torch.randn(t.shape, generator=generator).to(t.dtype))
+    made = {}  # id of a given tensor -> its tensor on the device
+
+    def real(a):
+        if not isinstance(a, torch.Tensor) or (a.device.type != "meta" and not move):
+            return a
+        if id(a) not in made:
+            if a.device.type == "meta":
+                t = torch.empty_strided(a.shape, a.stride(), dtype=a.dtype, device=device)
+                if t.is_floating_point():
+                    t.copy_(torch.randn(t.shape, generator=generator).to(t.dtype))
+                else:
+                    t.zero_()
             else:
-                t.zero_()
-            out.append(t)
-        else:
-            out.append(a)
-    return out
+                t = a.to(device)
+            made[id(a)] = t
+        return made[id(a)]
+
+    return [[real(a) for a in args] for args in arguments]

@@ -10,7 +10,10 @@ shape a tuple of launch arguments, meta tensors welcome):
     hk.autotune.search(scale, [(x, o)], "gfx1100")
 
 An op whose knobs also choose among kernels (the GEMM's `waves` picks gemm_kernel(waves=...))
-declares a Tunable; hk.ops.gemm.LINEAR is the GEMM's.
+declares a Tunable; hk.ops.gemm.LINEAR is the GEMM's. An op that runs several kernels per call
+(decode's split-K product and its sum, a MoE layer's two grouped GEMMs) declares `launches`
+instead of `kernel` and `arguments`: a candidate is then a sequence of Launches, predicted as
+the sum of their times and timed as one unit (hk.ops.gemm.SPLIT_K, hk.ops.moe.FUSED_MOE).
 """
 
 import dataclasses
@@ -24,17 +27,30 @@ from hk.errors import TuneError
 
 
 @dataclasses.dataclass(frozen=True)
+class Launch:
+    """One kernel launch of a candidate: the kernel, its constants and its own arguments (their
+    shapes give its grid). Launches of one candidate may share tensors (one writes what the
+    next reads): timing makes each shared meta tensor one real tensor."""
+
+    kernel: object
+    constants: dict
+    args: tuple
+
+
+@dataclasses.dataclass(frozen=True)
 class Tunable:
     """A kernel or an op as a search sees it.
 
     name       the op (a tuned file's section), e.g. "linear"
     space      a Space, or a function of the target's facts (hk.target.facts) returning one
     knobs      every knob the kernel takes: a space naming another is refused
-    kernel     (Config, shape) -> (hk.Kernel, {constant: value}) of that candidate at that shape
-    arguments  shape -> the launch's arguments (tensors may be meta tensors)
     default    arch -> {knob: value}, the choice launches make without a tuned one
     bucket     shape -> the key (a string) its result is recorded and looked up under
     describe   shape -> a string that identifies it exactly (the result cache's key)
+    kernel     (Config, shape) -> (hk.Kernel, {constant: value}) of that candidate at that shape
+    arguments  shape -> the launch's arguments (tensors may be meta tensors)
+    launches   instead of kernel and arguments, for a candidate of several launches:
+               (Config, shape) -> [Launch], in the order a call runs them
     sources    the files whose content decides the kernels (a change re-evaluates)
     salt       more bytes that decide them (a kernel's compiled body, when it has no file)
     """
@@ -42,13 +58,31 @@ class Tunable:
     name: str
     space: object
     knobs: frozenset
-    kernel: object
-    arguments: object
     default: object
     bucket: object
     describe: object
+    kernel: object = None
+    arguments: object = None
+    launches: object = None
     sources: tuple = ()
     salt: bytes = b""
+
+    def __post_init__(self):
+        if (self.launches is None) == (self.kernel is None or self.arguments is None):
+            raise TuneError("Tunable %s declares either kernel and arguments (one launch per candidate) "
+                            "or launches (a sequence), not %s" % (
+                                self.name, "both" if self.launches is not None else "neither"))
+
+    def launches_of(self, config, shape):
+        """[Launch] of a candidate at a shape: one (kernel, arguments) or the declared sequence."""
+        if self.launches is None:
+            kernel, constants = self.kernel(config, shape)
+            return [Launch(kernel, constants, tuple(self.arguments(shape)))]
+        made = list(self.launches(config, shape))
+        if not made or not all(isinstance(x, Launch) for x in made):
+            raise TuneError("%s's launches(config, shape) returns a non-empty list of hk.autotune.Launch, not %r"
+                            % (self.name, made))
+        return made
 
     def space_for(self, arch, space=None):
         """The space searched on `arch` (`space` replaces the declared one), with its knobs

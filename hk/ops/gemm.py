@@ -28,7 +28,9 @@ its columns of the weight over all of K: it runs split-K instead (split_k: K in 
 the bias by split_sum_kernel in one fixed order, so that results do not depend on timing.
 
 The other linears take the schedule hk/tuned/<arch>.json records for their bucket (LINEAR: the
-space searched, the buckets of M by N and K), else the default above.
+space searched, the buckets of M by N and K), else the default above; a decode's split-K takes
+the parts and schedule recorded for its bucket (SPLIT_K: M 1-32 by N and K), else the rule of
+split_k and the split kernel's defaults.
 """
 
 import functools
@@ -39,7 +41,7 @@ import torch
 import hk
 from hk import tuned
 from hk.autotune.space import space
-from hk.autotune.tunable import Tunable
+from hk.autotune.tunable import Launch, Tunable
 from hk.ops import registry
 from hk.runtime import device, launch
 from hk.types import MAX_DIVISOR, divisor_of
@@ -302,6 +304,69 @@ LINEAR = Tunable(
     sources=(os.path.abspath(__file__),))
 
 
+# Decode's split-K as a candidate of two launches: the split product and the sum of its parts.
+# `parts` 0 is split_k's rule for the candidate's BN and BK (today's choice); P > 0 cuts K's
+# steps into P runs (fewer when a run would be empty).
+
+def split_space(target):
+    """The split-K's knobs: K's parts, waves, C's tile (BM: the 32 rows of a decode, or 16), K's
+    step, steps per loop iteration; constrained as the GEMM's are."""
+    return space(
+        parts=[0, 4, 8, 16, 32], waves=[2, 4], BM=[16, 32], BN=[64, 128, 256], BK=[32, 64], UNROLL=[2, 4],
+        where=[
+            lambda c: c.BM % (16 * (c.waves // 2)) == 0 and c.BN % 32 == 0,
+            lambda c: 2 * 2 * (c.BM + c.BN) * c.BK <= target.lds_bytes,
+            lambda c: (c.BM // (c.waves // 2)) * (c.BN // 2) // target.wave_size <= 128,
+        ])
+
+
+def split_plan(knobs, shape):
+    """(split kernel, its constants, parts, K steps per part) of split-K knobs ({} or None:
+    today's) at a linear's shape."""
+    m, n, k, dtype = _linear_shape(shape)
+    if m > DECODE_ROWS:
+        raise ValueError("split-K is a decode's: M up to %d rows, not %d (the linear's own search covers "
+                         "larger M)" % (DECODE_ROWS, m))
+    constants = dict(knobs or {})
+    parts = constants.pop("parts", 0)
+    waves = constants.pop("waves", None)
+    if not isinstance(parts, int) or parts < 0:
+        raise ValueError("parts is 0 (split_k's rule) or a positive number of parts, not %r" % (parts,))
+    dtype = getattr(hk, dtype)
+    # Called as today's launch calls it when waves is the default's (one Kernel, one trace).
+    kernel = gemm_kernel(dtype, hk.fp32, "ABt", split=True) if waves in (None, 4) else \
+        gemm_kernel(dtype, hk.fp32, "ABt", split=True, waves=waves)
+    bn, bk = constants.get("BN", 128), constants.get("BK", 32)
+    if not parts:
+        splits, per = split_k(m, n, k, bn, bk)
+    else:
+        steps = -(-k // bk)
+        per = -(-steps // parts)
+        splits = -(-steps // per)
+    return kernel, constants, splits, per
+
+
+def _split_launches(config, shape):
+    m, n, k, dtype = _linear_shape(shape)
+    kernel, constants, splits, per = split_plan(config.as_dict(), shape)
+    a, b, c = _linear_arguments(shape)
+    parts = torch.empty(splits, m, n, dtype=torch.float32, device="meta")
+    return [Launch(kernel, constants, (a, b, parts, per)), Launch(split_sum_kernel(getattr(hk, dtype)), {}, (parts, c))]
+
+
+def _split_default(arch):
+    constants = gemm_kernel(hk.bf16, hk.fp32, "ABt", split=True)._constants({}, arch)
+    return dict(parts=0, waves=4, **{k: constants[k] for k in ("BM", "BN", "BK", "UNROLL")})
+
+
+SPLIT_K = Tunable(
+    name="linear_split_k", space=split_space,
+    knobs=frozenset(("parts", "waves", "BM", "BN", "BK", "KSTEP", "UNROLL")),
+    launches=_split_launches, default=_split_default, bucket=linear_bucket, describe=LINEAR.describe,
+    # Its own salt: its candidates' result keys never meet the linear's at the same shape.
+    sources=(os.path.abspath(__file__),), salt=b"split-K: the split product and the sum of its parts\0")
+
+
 # torch operators ---------------------------------------------------------------------------------
 
 
@@ -367,20 +432,33 @@ def _launch_linear(x, weight, bias, out):
     splits, per = split_k(a.shape[0], n, k)
     if splits > 1:
         # Decode: the parts of K summed by a second kernel, in one order.
-        product = gemm_kernel(dtype, hk.fp32, "ABt", split=True)
         total = split_sum_kernel(dtype, bias is not None)
+        chosen = []
 
-        def decode(x, weight, bias, out):
-            a, c = views(x, out)
-            parts = torch.empty(splits, a.shape[0], n, dtype=torch.float32, device=x.device)
-            product(a, weight, parts, per, **schedule)
-            if bias is not None:
-                total(parts, bias, c)
+        def split(knobs, arch=None):
+            if schedule:  # rows read in pieces: today's parts with their own schedule
+                product, constants, count, steps = gemm_kernel(dtype, hk.fp32, "ABt", split=True), schedule, splits, per
             else:
-                total(parts, c)
+                product, constants, count, steps = split_plan(knobs, (a.shape[0], n, k, dtype.name))
 
-        decode(a, b, bias.contiguous() if bias is not None else None, c)
-        return decode if viewed else None
+            def decode(x, weight, bias, out):
+                a, c = views(x, out)
+                parts = torch.empty(count, a.shape[0], n, dtype=torch.float32, device=x.device)
+                product(a, weight, parts, steps, arch=arch, **constants)
+                if bias is not None:
+                    total(parts, bias, c, arch=arch)
+                else:
+                    total(parts, c, arch=arch)
+
+            decode(a, b, bias.contiguous() if bias is not None else None, c)
+            chosen[:] = [decode]
+
+        if schedule:
+            split(None)
+        else:
+            arch = tuned.launch_arch()
+            tuned.launch(SPLIT_K, (a.shape[0], n, k, dtype.name), lambda knobs: split(knobs, arch), arch)
+        return chosen[0] if viewed else None
     operands = (a, b, bias.contiguous(), c) if bias is not None else (a, b, c)
     if schedule:  # rows read in pieces: their own schedule
         kernel, constants, arch = gemm_kernel(dtype, dtype, "ABt", bias is not None), schedule, None

@@ -26,17 +26,23 @@ A workgroup owns a block of sorted ids (one expert's) and BN columns, a wave 16 
 expert's weight tile (by batch index) goes through LDS, shared by the block's waves and issued a
 step ahead; each wave gathers its ids' rows of `a` (a pad reads zeros), accumulates in fp32 and
 scatters the rows to their ids (pads dropped). A block past the padded runs multiplies nothing.
-fused_moe picks the block by the rows per expert (block_for): 16, 32 or 64.
+fused_moe picks the block by the rows per expert (block_for): 16, 32 or 64, unless
+hk/tuned/<arch>.json records one for the layer's bucket (FUSED_MOE: the block searched per
+layer and range of rows per expert).
 
 The align step is a stable sort by expert and a few scans, in torch (its sort is the GPU's
 fastest); the grouping, the products, the activation and the weighted sum are hk kernels.
 """
 
 import functools
+import os
 
 import torch
 
 import hk
+from hk import tuned
+from hk.autotune.space import space
+from hk.autotune.tunable import Launch, Tunable
 from hk.ops import elementwise, gemm, indices, registry
 
 TILE = 16
@@ -235,18 +241,93 @@ def launch_fused(x, w1, w2, topk_weights, topk_ids, expert_map, out):
     inter = w2.shape[2]
     # Under expert parallelism topk_ids are global experts and expert_map maps them to ours.
     experts = w1.shape[0] if expert_map is None else expert_map.numel()
-    block_size = block_for(tokens * top_k, experts)
-    sorted_ids, expert_ids, padded = align(topk_ids, block_size, experts, expert_map)
-    weights = topk_weights.float()
-    gate_up = torch.empty(tokens * top_k, 2 * inter, dtype=x.dtype, device=x.device)
-    launch_gemm(gate_up, x, w1, weights, sorted_ids, expert_ids, padded, top_k, block_size, False, op)
-    act = torch.empty(tokens * top_k, inter, dtype=x.dtype, device=x.device)
-    elementwise.launch("gated", "silu", gate_up, None, act)
-    down = torch.empty(tokens * top_k, x.shape[1], dtype=x.dtype, device=x.device)
-    launch_gemm(down, act, w2, weights, sorted_ids, expert_ids, padded, 1, block_size, True, op)
-    # Expert -1's rows (another rank's experts) are zeros and add nothing.
-    ys = down.view(tokens, top_k, x.shape[1]).transpose(0, 1).unsqueeze(0)  # [1, top_k, tokens, K]
-    moe_sum_kernel(registry.dtype_of(op, x))(ys, registry.rows(op, "out", out, x.shape[1], writable=True))
+    dtype = registry.dtype_of(op, x)
+
+    def layer(knobs):
+        block_size = block_of(knobs, tokens * top_k, experts)
+        sorted_ids, expert_ids, padded = align(topk_ids, block_size, experts, expert_map)
+        weights = topk_weights.float()
+        gate_up = torch.empty(tokens * top_k, 2 * inter, dtype=x.dtype, device=x.device)
+        launch_gemm(gate_up, x, w1, weights, sorted_ids, expert_ids, padded, top_k, block_size, False, op)
+        act = torch.empty(tokens * top_k, inter, dtype=x.dtype, device=x.device)
+        elementwise.launch("gated", "silu", gate_up, None, act)
+        down = torch.empty(tokens * top_k, x.shape[1], dtype=x.dtype, device=x.device)
+        launch_gemm(down, act, w2, weights, sorted_ids, expert_ids, padded, 1, block_size, True, op)
+        # Expert -1's rows (another rank's experts) are zeros and add nothing.
+        ys = down.view(tokens, top_k, x.shape[1]).transpose(0, 1).unsqueeze(0)  # [1, top_k, tokens, K]
+        moe_sum_kernel(dtype)(ys, registry.rows(op, "out", out, x.shape[1], writable=True))
+
+    tuned.launch(FUSED_MOE, (tokens, experts, top_k, x.shape[1], inter, dtype.name), layer)
+
+
+# Tuning -----------------------------------------------------------------------------------------
+
+# The lower ends of the ranges of routed rows per expert (tokens * top_k // experts) a layer's
+# block is tuned and looked up by; block_for's thresholds (16, 32, 64) are among them.
+PER_EXPERT = (0, 4, 16, 32, 64, 128, 256, 512, 1024)
+
+
+def block_of(knobs, rows, experts):
+    """The block size of tuned knobs ({"block": B}; 0, None or {}: block_for's rule)."""
+    block = (knobs or {}).get("block", 0)
+    if not isinstance(block, int) or block < 0 or block % TILE or block > MAX_BLOCK:
+        raise ValueError("block is 0 (the rule of block_for) or a multiple of %d up to %d, not %r"
+                         % (TILE, MAX_BLOCK, block))
+    return block or block_for(rows, experts)
+
+
+def _moe_shape(shape):
+    """(tokens, experts, top_k, hidden K, intermediate I, dtype name) of a MoE layer's shape."""
+    tokens, experts, top_k, hidden, inter, *rest = shape
+    return int(tokens), int(experts), int(top_k), int(hidden), int(inter), rest[0] if rest else "bf16"
+
+
+def moe_bucket(shape):
+    tokens, experts, top_k, hidden, inter, dtype = _moe_shape(shape)
+    per = tokens * top_k // max(experts, 1)
+    lows = [low for low in PER_EXPERT if low <= per]
+    i = len(lows) - 1
+    rows = "%d-%d" % (lows[-1], PER_EXPERT[i + 1] - 1) if i + 1 < len(PER_EXPERT) else ">=%d" % PER_EXPERT[-1]
+    return "%s E=%d top_k=%d K=%d I=%d rows/expert=%s" % (dtype, experts, top_k, hidden, inter, rows)
+
+
+def routing(tokens, experts, top_k):
+    """A search's routing: token t's j-th expert is (t * top_k + j) mod experts, every expert
+    given as many rows as the others (to within one)."""
+    if top_k > experts:
+        raise ValueError("top_k %d of %d experts" % (top_k, experts))
+    return (torch.arange(tokens * top_k, dtype=torch.int32) % experts).view(tokens, top_k)
+
+
+def _moe_launches(config, shape):
+    """A candidate's two grouped GEMMs (the activation, the weighted sum and the align step do
+    not depend on the block and are left out), the sorted ids real host tensors: their values
+    steer the kernels."""
+    tokens, experts, top_k, hidden, inter, dtype = _moe_shape(shape)
+    block = block_of(config.as_dict(), tokens * top_k, experts)
+    sorted_ids, expert_ids, padded = (t.view(-1, 1) for t in align(routing(tokens, experts, top_k), block, experts))
+    t = getattr(torch, getattr(hk, dtype).torch_name)
+    rows = tokens * top_k
+
+    def meta(*dims, dtype=t):
+        return torch.empty(*dims, dtype=dtype, device="meta")
+
+    weights = meta(rows, 1, dtype=torch.float32)
+    act = meta(rows, inter)
+    kernel = functools.partial(moe_gemm_kernel, getattr(hk, dtype))
+    return [Launch(kernel(top_k, False, block), {},
+                   (meta(tokens, hidden), meta(experts, 1, 2 * inter, hidden), sorted_ids, expert_ids, padded,
+                    weights, meta(rows, 2 * inter))),
+            Launch(kernel(1, True, block), {},
+                   (act, meta(experts, 1, hidden, inter), sorted_ids, expert_ids, padded, weights,
+                    meta(rows, hidden)))]
+
+
+FUSED_MOE = Tunable(
+    name="fused_moe", space=lambda target: space(block=[0, 16, 32, 64, 128]), knobs=frozenset(("block",)),
+    launches=_moe_launches, default=lambda arch: {"block": 0}, bucket=moe_bucket,
+    describe=lambda shape: "%s tokens=%d E=%d top_k=%d K=%d I=%d" % (_moe_shape(shape)[5], *_moe_shape(shape)[:5]),
+    sources=(os.path.abspath(__file__),))
 
 
 def reference(x, w1, w2, topk_weights, topk_ids):

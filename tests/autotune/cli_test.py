@@ -64,6 +64,11 @@ def test_every_candidate_refused_is_exit_1(dirs):
     (["--out=x", "--tokens=many", "--model=qwen3-8b"], "--tokens are integers"),
     (["--out=x", "--ops=flash_attention", "--shape=1,32,5,64,64,128"], "HEADS a multiple of KV_HEADS"),
     (["--out=x", "--ops=flash_attention", "--shape=1,32,8,64,64,128,sideways"], "an attention's shape"),
+    (["--out=x", "--ops=linear_split_k", "--shape=64,64,64"], "M up to 32"),
+    (["--out=x", "--ops=linear_split_k", "--model=qwen3-8b", "--tokens=4096"], "give --tokens up to 32"),
+    (["--out=x", "--ops=fused_moe", "--model=qwen3-8b"], "qwen3-8b has no experts"),
+    (["--out=x", "--ops=fused_moe", "--shape=4,4,8,64,64"], "TOP_K up to EXPERTS"),
+    (["--out=x", "--ops=fused_moe", "--shape=4,4,2,64,64", "--knob=BM=64"], "fused_moe takes no knob BM"),
     (["--shape=64,64,64", "--shard=2/2", "--records_out=r.json"], "0 <= INDEX < COUNT"),
     (["--shape=64,64,64", "--shard=one", "--records_out=r.json"], "--shard is INDEX/COUNT"),
     (["--shape=64,64,64", "--shard=0/2"], "into --records_out"),
@@ -80,6 +85,7 @@ def test_help_and_list():
     assert helped.returncode == 0 and "--knob" in helped.stdout and "Exit codes" in helped.stdout
     listed = tune("--list", cache="unused")
     assert listed.returncode == 0 and "linear" in listed.stdout and "qwen3-8b" in listed.stdout
+    assert "linear_split_k" in listed.stdout and "fused_moe" in listed.stdout
 
 
 def test_a_models_linear_shapes():
@@ -109,6 +115,36 @@ def test_an_engines_tokens_per_target():
     for engine in ("vllm", "sglang"):
         for key in ("prefill", "decode_max"):
             assert set(facts[engine][key]) == {"gfx1100", "gfx1201", "gfx942", "gfx950"}
+
+
+def test_the_shapes_of_split_k_and_moe():
+    from hk.autotune import cli
+    from hk.ops import moe
+
+    olmoe = cli.models()["olmoe-1b-7b"]
+    assert (olmoe["num_experts"], olmoe["experts_per_token"]) == (64, 8)
+    # Decode's rows: 1 and up to 32 (SGLang's graphs on an RX 9070 stop at 8).
+    assert cli.engine_tokens("linear_split_k", "vllm", "gfx1100") == [1, 32]
+    assert cli.engine_tokens("linear_split_k", "sglang", "gfx1201") == [1, 8]
+    assert cli.shapes_for("linear_split_k", [], ["olmoe-1b-7b"], [1]) == [(1, 6144, 2048), (1, 2048, 2048)]
+    assert cli.shapes_for("linear_split_k", ["4,64,512,fp16"], [], [4096]) == [(4, 64, 512, "fp16")]
+    # A MoE layer: the fewest tokens of each range of rows per expert up to vLLM's 2048-token chunk.
+    tokens = cli.engine_tokens("fused_moe", "vllm", "gfx1100", olmoe)
+    assert tokens == [1, 32, 128, 256, 512, 1024, 2048]
+    shapes = cli.shapes_for("fused_moe", [], ["olmoe-1b-7b"], lambda config: tokens)
+    assert shapes[0] == (1, 64, 8, 2048, 1024)
+    assert len({moe.moe_bucket(s) for s in shapes}) == len(shapes)
+
+
+def test_tunes_a_moe_layer_into_the_file(dirs):
+    cache, out = dirs
+    result = tune("--ops=fused_moe", "--shape=4,4,2,64,64", "--knob=block=0,32", "--evaluator=model", "--jobs=2",
+                  "--out=" + out + os.sep, cache=cache)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "2 of 2 admitted candidates evaluated, 0 refused" in result.stdout
+    entry = json.load(open(os.path.join(out, "gfx1100.json")))["ops"]["fused_moe"][
+        "bf16 E=4 top_k=2 K=64 I=64 rows/expert=0-3"]
+    assert entry["knobs"]["block"] in (0, 32) and entry["seconds"] > 0 and entry["default_seconds"] > 0
 
 
 def test_from_engine_needs_a_model(dirs):

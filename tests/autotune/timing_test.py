@@ -51,3 +51,14 @@ def test_materialize_keeps_shapes_strides_and_dtypes():
     assert out[2:] == [3, 0.5]
     again = timing.materialize([padded], device="cpu")
     assert torch.equal(out[0], again[0])       # the same draws each time: candidates see the same data
+
+
+def test_launches_share_a_tensor_and_host_tensors_move():
+    # Split-K's parts: written by the first launch, summed by the second: one tensor in both.
+    a = torch.empty(2, 8, dtype=torch.bfloat16, device="meta")
+    parts = torch.empty(4, 2, 8, dtype=torch.float32, device="meta")
+    ids = torch.arange(6, dtype=torch.int32)
+    first, second = timing.materialize_launches([[a, parts, ids, 3], [parts, ids]], device="cpu")
+    assert second[0] is first[1] and first[1].shape == (4, 2, 8) and first[0] is not first[1]
+    assert torch.equal(first[2], ids) and second[1] is first[2] and first[3] == 3
+    assert not (first[0] == 0).all()           # floats drawn, not left empty

@@ -240,3 +240,84 @@ def test_linear_keeps_its_choice_per_layout_until_the_tuned_choices_change(tuned
     gemm.launch_linear(wide, w, None, out)
     gemm.launch_linear(wide, w, None, out)
     assert len(full) == 5
+
+
+SPLIT_BUCKET = "bf16 N=64 K=512 M=1-32"
+
+
+def split_launched():
+    """(parts, steps per part, the product's constants) of hk.ops.linear at M=1, N=64, K=512."""
+    x, w = operands(1, 64, 512)
+    with launch.capture() as launches:
+        gemm.launch_linear(x, w, None, torch.empty(1, 64, dtype=torch.bfloat16))
+    [(product, args, _, constants), (total, _, _, _)] = launches
+    assert product.name.startswith("gemm_split") and total.name == "split_sum_bf16"
+    return args[2].shape[0], args[3], constants
+
+
+def test_split_k_takes_its_buckets_parts_and_schedule(tuned_file):
+    tuned_file(ops={"linear_split_k": {SPLIT_BUCKET: {"knobs": {"parts": 4, "BN": 64}}}})
+    assert split_launched() == (4, 4, {"BN": 64})
+    x, w = operands(1, 64, 512)
+    with quiet():
+        y = hk.ops.linear(x, w)
+    torch.testing.assert_close(y.float(), x.float() @ w.float().T, atol=0.1, rtol=0.02)
+    tuned_file(ops={})
+    assert split_launched() == (2, 8, {})  # today's rule: K's 16 steps in 2 parts
+
+
+@pytest.mark.parametrize("knobs, message", [
+    ({"parts": 4, "BLOCK": 2}, "sets BLOCK, which linear_split_k does not take"),
+    ({"parts": 4, "BK": 24}, "is refused: .*multiple of 16 but got 24"),
+    ({"parts": -1}, "is refused: parts is 0"),
+])
+def test_a_split_k_choice_that_no_longer_passes_falls_back_once(tuned_file, knobs, message):
+    tuned_file(ops={"linear_split_k": {SPLIT_BUCKET: {"knobs": knobs}}})
+    x, w = operands(1, 64, 512)
+    with pytest.warns(HKWarning, match=message):
+        y = hk.ops.linear(x, w)
+    torch.testing.assert_close(y.float(), x.float() @ w.float().T, atol=0.1, rtol=0.02)
+    with quiet():
+        assert split_launched() == (2, 8, {})
+
+
+def moe_operands():
+    from hk.ops import moe
+
+    torch.manual_seed(0)
+    x = torch.randn(4, 64, dtype=torch.bfloat16)
+    w1 = torch.randn(4, 128, 64, dtype=torch.bfloat16) * 0.1
+    w2 = torch.randn(4, 64, 64, dtype=torch.bfloat16) * 0.1
+    return x, w1, w2, torch.rand(4, 2), moe.routing(4, 4, 2)
+
+
+def moe_blocks():
+    """The block sizes of the grouped GEMMs hk.ops.fused_moe launches (4 tokens, 4 experts, top-2)."""
+    x, w1, w2, weights, ids = moe_operands()
+    with launch.capture() as launches:
+        hk.ops.moe.launch_fused(x, w1, w2, weights, ids, None, torch.empty_like(x))
+    return [k.name.rsplit("_b", 1)[1] for k, _, _, _ in launches if k.name.startswith("moe_gemm")]
+
+
+MOE_BUCKET = "bf16 E=4 top_k=2 K=64 I=64 rows/expert=0-3"
+
+
+def test_fused_moe_takes_its_buckets_block(tuned_file):
+    from hk.ops import moe
+
+    tuned_file(ops={"fused_moe": {MOE_BUCKET: {"knobs": {"block": 32}}}})
+    assert moe_blocks() == ["32", "32_weighted"]
+    x, w1, w2, weights, ids = moe_operands()
+    with quiet():
+        y = hk.ops.fused_moe(x, w1, w2, weights, ids)
+    torch.testing.assert_close(y.float(), moe.reference(x, w1, w2, weights, ids).float(), atol=0.05, rtol=0.02)
+    tuned_file(ops={})
+    assert moe_blocks() == ["16", "16_weighted"]  # today's rule at 2 rows per expert
+
+
+def test_a_moe_block_that_no_longer_passes_falls_back_once(tuned_file):
+    tuned_file(ops={"fused_moe": {MOE_BUCKET: {"knobs": {"block": 24}}}})
+    with pytest.warns(HKWarning, match="is refused: block is 0 .* not 24; using the default"):
+        assert moe_blocks() == ["16", "16_weighted"]
+    with quiet():
+        assert moe_blocks() == ["16", "16_weighted"]

@@ -144,6 +144,47 @@ def test_how_k_is_split():
     assert parts * per >= 125 > (parts - 1) * per and per >= gemm.SPLIT_STEPS
 
 
+def test_how_a_split_k_choice_splits():
+    shape = (1, 4096, 4096, "bf16")
+    kernel, constants, parts, per = gemm.split_plan({}, shape)           # today's: split_k's rule
+    assert (kernel, constants, (parts, per)) == (gemm.gemm_kernel(hk.bf16, hk.fp32, "ABt", split=True), {},
+                                                 gemm.split_k(1, 4096, 4096))
+    assert gemm.split_plan({"parts": 0, "BN": 256}, shape)[2:] == gemm.split_k(1, 4096, 4096, bn=256)
+    assert gemm.split_plan({"parts": 5}, shape)[2:] == (5, 26)          # 128 steps of 32 in 5 runs
+    assert gemm.split_plan({"parts": 200, "BK": 64}, shape)[2:] == (64, 1)  # no part without a step
+    kernel, constants, _, _ = gemm.split_plan({"waves": 2, "BM": 16}, shape)
+    assert kernel.warps == 2 and constants == {"BM": 16}
+    with pytest.raises(ValueError, match="split-K is a decode's: M up to 32 rows, not 33"):
+        gemm.split_plan({}, (33, 4096, 4096))
+    with pytest.raises(ValueError, match="parts is 0"):
+        gemm.split_plan({"parts": 1.5}, shape)
+
+
+def test_decode_takes_a_tuned_split_on_the_emulator(monkeypatch, tmp_path):
+    import json
+
+    from hk import tuned
+    from hk.runtime import launch
+
+    monkeypatch.setenv("HK_DEVICE", "emu")
+    monkeypatch.setenv("HK_ARCH", "gfx1100")
+    path = tmp_path / "gfx1100.json"
+    knobs = {"parts": 8, "waves": 2, "BM": 16, "BN": 64, "UNROLL": 4}
+    path.write_text(json.dumps({"format": tuned.FORMAT, "hk_version": hk.__version__, "arch": "gfx1100",
+                                "ops": {"linear_split_k": {"bf16 N=256 K=1024 M=1-32": {"knobs": knobs}}}}))
+    monkeypatch.setenv("HK_TUNED", str(path))
+    tuned.forget()
+    try:
+        x, w, bias = operands(3, 256, 1024, torch.bfloat16)
+        with launch.capture() as launches:
+            gemm.launch_linear(x, w, bias, torch.empty(3, 256, dtype=torch.bfloat16))
+        (product, args, _, constants), _ = launches
+        assert (product.warps, constants, args[2].shape[0], args[3]) == (2, {"BM": 16, "BN": 64, "UNROLL": 4}, 8, 4)
+        close(torch.ops.hk.linear(x, w, bias), reference(x, w, bias), 1024)
+    finally:
+        tuned.forget()
+
+
 @pytest.mark.parametrize("arch", facts.archs())
 def test_the_decode_kernels_pass_the_gates(arch):
     for div, schedule in ((64, {}), (1, gemm.PIECES)):

@@ -156,6 +156,42 @@ def test_fused_moe_on_the_emulator(monkeypatch, arch):
         close(torch.ops.hk.fused_moe(x, w1, w2, weights, ids), moe.reference(x, w1, w2, weights, ids))
 
 
+def test_fused_moe_takes_a_tuned_block_on_the_emulator(monkeypatch, tmp_path):
+    import json
+
+    from hk import tuned
+    from hk.runtime import launch
+
+    monkeypatch.setenv("HK_DEVICE", "emu")
+    monkeypatch.setenv("HK_ARCH", "gfx1100")
+    path = tmp_path / "gfx1100.json"
+    # 21 tokens, top-2 over 4 experts: 10 rows per expert, blocks of 16 by today's rule.
+    bucket = "bf16 E=4 top_k=2 K=64 I=32 rows/expert=4-15"
+    path.write_text(json.dumps({"format": tuned.FORMAT, "hk_version": hk.__version__, "arch": "gfx1100",
+                                "ops": {"fused_moe": {bucket: {"knobs": {"block": 64}}}}}))
+    monkeypatch.setenv("HK_TUNED", str(path))
+    tuned.forget()
+    try:
+        x, w1, weights, ids = case(21, 64, 64, 4, 2, torch.bfloat16)
+        w2 = (torch.randn(4, 64, 32, generator=torch.Generator().manual_seed(1)) / 32 ** 0.5).to(torch.bfloat16)
+        with launch.capture() as launches:
+            moe.launch_fused(x, w1, w2, weights, ids, None, torch.empty_like(x))
+        assert [k.warps for k, _, _, _ in launches if k.name.startswith("moe_gemm")] == [4, 4]
+        close(torch.ops.hk.fused_moe(x, w1, w2, weights, ids), moe.reference(x, w1, w2, weights, ids))
+    finally:
+        tuned.forget()
+
+
+def test_a_layers_bucket_is_its_rows_per_expert():
+    assert moe.moe_bucket((4096, 64, 8, 2048, 1024)) == "bf16 E=64 top_k=8 K=2048 I=1024 rows/expert=512-1023"
+    assert moe.moe_bucket((1, 64, 8, 2048, 1024, "fp16")) == "fp16 E=64 top_k=8 K=2048 I=1024 rows/expert=0-3"
+    assert moe.moe_bucket((8192, 64, 8, 2048, 1024)).endswith("rows/expert=>=1024")
+    # block_for's rule is one block per bucket: today's choice is one per bucket too.
+    for low, high in zip(moe.PER_EXPERT, moe.PER_EXPERT[1:]):
+        assert moe.block_for(low * 4, 4) == moe.block_for((high - 1) * 4, 4)
+    assert moe.block_of({}, 8, 4) == moe.block_of({"block": 0}, 8, 4) == 16 and moe.block_of({"block": 48}, 8, 4) == 48
+
+
 def test_grouped_gemm_on_the_emulator_with_another_ranks_experts(monkeypatch):
     monkeypatch.setenv("HK_DEVICE", "emu")
     monkeypatch.setenv("HK_ARCH", "gfx1100")
