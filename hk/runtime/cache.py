@@ -138,7 +138,7 @@ def code_object(source, arch, *, toolchain, flags=()):
                 f.write(source)
             out = os.path.join(tmp, "kernel.co")
             compile_lib.compile_hip(src, arch, out, toolchain=toolchain, include_dirs=[include_dir()],
-                                    extra_flags=flags)
+                                    extra_flags=flags, pch_dir=os.path.join(paths.cache_base(), "pch"))
             with open(out, "rb") as f:
                 data = f.read()
         # The digest lands first: a reader that sees the code object also sees its digest.

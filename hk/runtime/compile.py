@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 from hk.errors import CompileError, HKError
+from hk.runtime import pch
 from hk.runtime import toolchain as toolchain_lib
 from hk.target import facts
 
@@ -32,20 +33,46 @@ def command(source, arch, out, *, toolchain, include_dirs=(), defines=(), extra_
     return cmd
 
 
-def compile_hip(source, arch, out, *, toolchain=None, include_dirs=(), defines=(), extra_flags=()):
+def compile_hip(source, arch, out, *, toolchain=None, include_dirs=(), defines=(), extra_flags=(),
+                pch_dir=None):
     """Compiles the HIP file `source` for `arch` into the code object `out`; returns `out`.
+
+    With `pch_dir`, a source that begins with the tile library's include is compiled with the
+    library's precompiled headers kept there (hk.runtime.pch): the same object, sooner.
 
     Raises CompileError with the compiler's diagnostics when it fails.
     """
     toolchain = toolchain or toolchain_lib.find()
     cmd = command(source, arch, out, toolchain=toolchain, include_dirs=include_dirs,
                   defines=defines, extra_flags=extra_flags)
-    result = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            universal_newlines=True)
+    prefix = _prefix_header(source, arch, toolchain, include_dirs, defines, extra_flags, pch_dir)
+    if prefix is not None:
+        result = _run(cmd[:-1] + pch.use_flags(prefix) + cmd[-1:])
+        if result.returncode == 0:
+            return out
+        # A failure with the PCH is retried without it, so that the diagnostics are the
+        # compiler's usual ones; if the source compiles then, the PCH was at fault.
+    result = _run(cmd)
+    if prefix is not None and result.returncode == 0:
+        pch.discard(prefix)
     if result.returncode != 0:
         raise CompileError("compiling %s for %s failed:\n%s" % (source, arch, result.stdout.rstrip()),
                            hint="the command was: " + " ".join(cmd))
     return out
+
+
+def _run(cmd):
+    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+
+
+def _prefix_header(source, arch, toolchain, include_dirs, defines, extra_flags, pch_dir):
+    """The PCH to compile `source` with, or None."""
+    if pch_dir is None or defines or len(include_dirs) != 1 or not pch.enabled():
+        return None
+    with open(source) as f:
+        if not pch.takes_prefix(f.read(4096)):
+            return None
+    return pch.ensure(pch_dir, arch, toolchain=toolchain, include_dir=include_dirs[0], flags=extra_flags)
 
 
 def main(argv):
