@@ -295,7 +295,8 @@ _MMA_LAYOUTS = {"AB": ("row", "col"), "ABt": ("row", "row"), "AtB": ("col", "col
 
 
 def mma(kind, a, b, c):
-    """D = op(A) op(B) + C on register tiles, fp32 accumulation; kind is AB, ABt, AtB or AtBt."""
+    """D = op(A) op(B) + C on register tiles, fp32 accumulation (i32 for i8 operands); kind is AB,
+    ABt, AtB or AtBt."""
     _defined(a, b, c)
     if kind not in _MMA_LAYOUTS:
         raise TraceError("mma kind must be one of AB, ABt, AtB, AtBt, not %r" % (kind,))

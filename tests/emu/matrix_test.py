@@ -1,8 +1,8 @@
 """Known answers for the matrix instructions, with operands laid out in registers as the ISA
 documents them: WMMA on gfx1100 (f16, bf16, f16 accumulator, signed int8) and gfx1201 (f16,
 fp8), MFMA on gfx942 (16x16x16 f16 into AGPRs, 32x32x8 bf16, 16x16x4 f32, 16x16x32 i8) and gfx950
-(16x16x32 bf16, 32x32x16 f16). Results are compared with float64 products (accumulation order
-is the only difference)."""
+(16x16x32 bf16, 32x32x16 f16, 16x16x64 i8, 16x16x32 OCP fp8). Results are compared with float64
+products (accumulation order is the only difference)."""
 
 import numpy as np
 
@@ -170,7 +170,7 @@ class MatrixTest(emutest.EmuTest):
     # ---- MFMA: lane = row + M * (k / kpl), element k % kpl ----
     def mfma(self, arch, instr, M, K, ab, dst_agpr, nreg_ab):
         N = M
-        bits = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8}[ab]
+        bits = {"f16": 16, "bf16": 16, "f32": 32, "i8": 8, "fp8": 8}[ab]
         kpl = K * M // 64
         if ab == "f16":
             h = RNG.uniform(-2, 2, (2 * nreg_ab, 64, 2)).astype(np.float16).view(np.uint16)
@@ -182,6 +182,8 @@ class MatrixTest(emutest.EmuTest):
             ab_words = RNG.uniform(-2, 2, (2 * nreg_ab, 64)).astype(np.float32).view(np.uint32)
         else:
             ab_words = RNG.integers(0, 2**32, (2 * nreg_ab, 64), dtype=np.uint64).astype(np.uint32)
+            if ab == "fp8":
+                ab_words &= 0x77777777                                 # no NaN encodings
         a_words, b_words = ab_words[:nreg_ab], ab_words[nreg_ab:]
         ncreg = M * N // 64
         integer = ab == "i8"
@@ -214,6 +216,8 @@ class MatrixTest(emutest.EmuTest):
                 return bf16_val(v.astype(np.uint16)).astype(np.float64)
             if ab == "f32":
                 return v.astype(np.uint32).view(np.float32).astype(np.float64)
+            if ab == "fp8":
+                return e4m3_ocp(v)
             return v.astype(np.uint8).view(np.int8).astype(np.float64)
         A = np.zeros((M, K))
         B = np.zeros((K, N))
@@ -253,6 +257,13 @@ class MatrixTest(emutest.EmuTest):
 
     def test_mfma_gfx950_bf16(self):
         self.mfma("gfx950", "v_mfma_f32_16x16x32_bf16", 16, 32, "bf16", True, 4)
+
+    # The 8-bit MFMAs hk.mma runs on gfx950: int8 with K = 64 (16 bytes per lane), OCP fp8.
+    def test_mfma_gfx950_i8_k64(self):
+        self.mfma("gfx950", "v_mfma_i32_16x16x64_i8", 16, 64, "i8", False, 4)
+
+    def test_mfma_gfx950_fp8_ocp(self):
+        self.mfma("gfx950", "v_mfma_f32_16x16x32_fp8_fp8", 16, 32, "fp8", False, 2)
 
     def test_mfma_gfx950_f16_32x32(self):
         self.mfma("gfx950", "v_mfma_f32_32x32x16_f16", 32, 16, "f16", False, 4)

@@ -1,9 +1,10 @@
 """The tile library compiles for every target into gate-clean code with the instructions it must use.
 
 Each code object holds the kernels of one test file (memory_ops, register_ops, conversions,
-mma_ops) for one architecture. Every kernel must pass the resource gate (no VGPR or SGPR spills,
+mma_ops, mma8_ops) for one architecture. Every kernel must pass the resource gate (no VGPR or SGPR spills,
 no private segment, no scratch instructions); the kernels named in REQUIRED must contain the
-instructions listed for their target family; hk_bind_after_wait must issue its matrix
+instructions listed for their target family; the 8-bit MMA kernels exist exactly where
+targets.json lists the operand type and use its instruction; hk_bind_after_wait must issue its matrix
 instruction only after an LDS wait that follows its last LDS read.
 """
 
@@ -22,7 +23,7 @@ flags.DEFINE_string("readelf", None, "llvm-readelf")
 flags.DEFINE_string("objdump", None, "llvm-objdump")
 flags.DEFINE_multi_string("code_object", [], "test code objects, named <file>.<arch>.co")
 
-KERNEL_FILES = ("memory_ops", "register_ops", "conversions", "mma_ops")
+KERNEL_FILES = ("memory_ops", "register_ops", "conversions", "mma_ops", "mma8_ops")
 
 # Instruction patterns by meaning, per target family (targets.json's "matrix" and family).
 MMA = {"wmma": r"\bv_wmma_f32_16x16x16_", "mfma": r"\bv_mfma_f32_16x16x"}
@@ -150,6 +151,27 @@ class TileLibraryTest(absltest.TestCase):
                     with self.subTest(arch=arch, kernel=kernel, what=what):
                         self.assertRegex(text, pattern)
         self.assertEqual(sorted(seen), sorted(REQUIRED))
+
+    def test_8bit_mma_where_the_target_has_it(self):
+        checked = 0
+        for name, arch, path in code_objects():
+            if name != "mma8_ops":
+                continue
+            target = facts.target(arch)
+            kernels = kernel_disassembly(path)
+            has = {s.a: s.k for s in target.mma_shapes if s.a in ("i8", "fp8e4m3", "fp8e5m2")}
+            self.assertEqual(sorted(k for k in kernels if k.startswith("hk_mma_")),
+                             sorted("hk_mma_" + d for d in has))
+            for dtype, k in has.items():
+                wmma = target.matrix == "wmma"
+                if dtype == "i8":
+                    want = r"\bv_wmma_i32_16x16x16_iu8\b" if wmma else r"\bv_mfma_i32_16x16x%d_i8\b" % k
+                else:
+                    want = r"\bv_%s_f32_16x16x%d_%s\b" % (target.matrix, k, "fp8_fp8" if dtype == "fp8e4m3" else "bf8_bf8")
+                with self.subTest(arch=arch, dtype=dtype):
+                    self.assertRegex("\n".join(kernels["hk_mma_" + dtype]), want)
+                    checked += 1
+        self.assertEqual(checked, 4 + 2 * 3)  # i8 on four targets, two fp8 formats on three
 
     def test_bind_keeps_mma_after_its_wait(self):
         checked = 0

@@ -30,6 +30,7 @@ struct TargetFacts {
   llvm::StringRef ldsReadB128;
   llvm::StringRef ldsTransposeRead; // empty where the target has none
   llvm::StringRef waitcnt;
+  llvm::StringRef fp8Format; // "ocp", "fnuz", or empty where the target has no fp8
   std::vector<MmaShape> mmaShapes;
 
   /// Whether the matrix cores take operands of `element` (and which K), for an MxN output.

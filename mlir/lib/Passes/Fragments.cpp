@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/Support/FormatVariadic.h"
 
 namespace mlir::hk {
 #define GEN_PASS_DEF_HKFRAGMENTS
@@ -119,10 +120,37 @@ struct FragmentsPass : public hk::impl::HKFragmentsBase<FragmentsPass> {
     return true;
   }
 
+  /// What to use instead of an 8-bit float the target cannot multiply: its int8 instruction
+  /// (named from targets.json's shape), or bf16.
+  static std::string insteadOfFp8(const TargetFacts &facts) {
+    for (const MmaShape &s : facts.mmaShapes)
+      if (s.a == "i8")
+        return llvm::formatv("use i8 (v_{0}_i32_{1}x{2}x{3}_{4}) or convert to bf16", facts.matrix, s.m,
+                             s.n, s.k, facts.matrix == "wmma" ? "iu8" : "i8")
+            .str();
+    return "convert to bf16";
+  }
+
   /// The target's matrix cores take this operand type, in multiples of their shape.
   bool checkTarget(MmaOp mma, const TargetFacts &facts) {
     Type element = mma.getA().getType().getElementType();
     const MmaShape *shape = facts.findMma(element);
+    // fp8: the target needs an fp8 instruction, and it must read the format of the IR's type
+    // (OCP f8E4M3FN / f8E5M2, or FNUZ), which is what the tile library's hk::fp8 types hold.
+    if (isa<Float8E4M3FNType, Float8E5M2Type, Float8E4M3FNUZType, Float8E5M2FNUZType>(element)) {
+      bool fnuz = isa<Float8E4M3FNUZType, Float8E5M2FNUZType>(element);
+      if (!shape || facts.fp8Format.empty()) {
+        mma.emitError() << facts.arch << " has no fp8 matrix instruction; " << insteadOfFp8(facts);
+        return false;
+      }
+      if (fnuz != (facts.fp8Format == "fnuz")) {
+        mma.emitError() << facts.arch << "'s fp8 matrix instructions read the "
+                        << (fnuz ? "OCP" : "FNUZ") << " formats, not " << element
+                        << (fnuz ? "" : " (OCP, hk.fp8e4m3 / hk.fp8e5m2)") << "; "
+                        << insteadOfFp8(facts);
+        return false;
+      }
+    }
     if (!shape) {
       std::string have;
       for (const MmaShape &s : facts.mmaShapes)

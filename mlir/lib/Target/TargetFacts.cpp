@@ -10,9 +10,9 @@ using namespace mlir::hk;
 static const std::vector<TargetFacts> &allTargets() {
   static const std::vector<TargetFacts> targets = {
 #define HK_TARGET(arch, family, wave, vgprs, agprs, perSimd, granule, sgprs, waves, lds, wg,      \
-                  matrix, asyncLds, b128, tr, waitcnt, ...)                                       \
+                  matrix, asyncLds, b128, tr, waitcnt, fp8, ...)                                  \
   TargetFacts{arch, family, wave, vgprs, agprs, perSimd, granule, sgprs, waves, lds, wg, matrix,   \
-              asyncLds, b128, tr, waitcnt, std::vector<MmaShape> __VA_ARGS__},
+              asyncLds, b128, tr, waitcnt, fp8, std::vector<MmaShape> __VA_ARGS__},
 #include "mlir/lib/Target/TargetFacts.inc"
 #undef HK_TARGET
   };

@@ -24,14 +24,14 @@ def main(argv):
         lines.append(
             'HK_TARGET("{arch}", "{family}", {wave}, {vgprs}, {agprs}, {per_simd}, {granule}, '
             '{sgprs}, {waves}, {lds}, {wg}, "{matrix}", {async_lds}, "{b128}", "{tr}", "{waitcnt}", '
-            '{{{shapes}}})'.format(
+            '"{fp8}", {{{shapes}}})'.format(
                 arch=arch, family=t["family"], wave=t["wave_size"], vgprs=t["max_vgprs"],
                 agprs=t["max_agprs"], per_simd=t["vgprs_per_simd"], granule=t["vgpr_granule"],
                 sgprs=t["max_sgprs"], waves=t["max_waves_per_simd"], lds=t["lds_bytes"],
                 wg=t["max_workgroup_size"], matrix=t["matrix"],
                 async_lds=cpp_bool(t["async_global_to_lds"]), b128=t["lds_read_b128"],
                 tr=t["lds_transpose_read"] or "",
-                waitcnt=t["waitcnt"], shapes=shapes))
+                waitcnt=t["waitcnt"], fp8=t["fp8_format"] or "", shapes=shapes))
     lines.append("")
     with open(out, "w") as f:
         f.write("\n".join(lines))

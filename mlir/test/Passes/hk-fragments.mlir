@@ -33,7 +33,7 @@ func.func @two_roles(%t: !hk.rt<bf16, 16x16, row>, %c: !hk.rt<f32, 16x16, row>) 
 // -----
 
 func.func @no_fp8_on_rdna3(%a: !hk.rt<f8E4M3FN, 16x16, row>, %c: !hk.rt<f32, 16x16, row>) attributes {hk.kernel} {
-  // expected-error @+1 {{gfx1100's matrix cores take bf16, fp16, i8 operands but got 'f8E4M3FN'}}
+  // expected-error @+1 {{gfx1100 has no fp8 matrix instruction; use i8 (v_wmma_i32_16x16x16_iu8) or convert to bf16}}
   %0 = hk.mma ABt %a, %a, %c : !hk.rt<f8E4M3FN, 16x16, row>, !hk.rt<f8E4M3FN, 16x16, row>, !hk.rt<f32, 16x16, row>
   return
 }

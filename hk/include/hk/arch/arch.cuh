@@ -1,6 +1,6 @@
 // The target family's fragment patterns and matrix step: arch::opnd_pattern (16-bit operands),
 // arch::acc_pattern (fp32 accumulators and every other 32/8-bit type), arch::acc_block_slots and
-// arch::mma_block<T, K>(acc, a, b).
+// arch::mma_block<T, K>(acc, a, b); and the 8-bit step arch::mma8_block<T, K>(acc, a, b).
 #pragma once
 
 #include "../common/arch.cuh"
@@ -15,3 +15,5 @@
 #elif defined(HK_CDNA4)
 #include "cdna4/fragments.cuh"
 #endif
+
+#include "mma8.cuh"
