@@ -185,10 +185,14 @@ def _broadcast_binary(fn, tile, vec):
     if not isinstance(tile, Tile) or not isinstance(vec, Vector):
         raise TraceError("row/col operations take a tile and a vector")
     expected = tile.spec.rows if vec.spec.axis == "col" else tile.spec.cols
-    if vec.spec.length != expected or vec.dtype != tile.dtype:
+    if vec.spec.length != expected:
         raise TraceError("vector %s does not span tile %s" % (describe(vec.spec), describe(tile.spec)),
                          hint="a 'col' vector has one element per row (length = rows), a 'row' "
                               "vector one per column (length = cols)")
+    if vec.dtype != tile.dtype:
+        # Only the dtype: a vector of any tile's width and layout meets any tile.
+        raise TraceError("vector %s is not of tile %s's dtype" % (describe(vec.spec), describe(tile.spec)),
+                         hint="convert the vector: v.to(%r)" % (tile.dtype,))
     b = _hk()
     with b.loc():
         return wrap(b.d.hk.broadcast_binary(getattr(b.d.hk.BinaryFn, fn), tile.v, vec.v), tile.spec)

@@ -3,6 +3,7 @@
 #include "CppEmitter.h"
 
 #include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
 using namespace mlir::hk;
@@ -94,7 +95,8 @@ FailureOr<std::string> CppEmitter::typeName(Type type, Location loc) {
 
 void CppEmitter::assignVectorTiles(func::FuncOp kernel) {
   llvm::EquivalenceClasses<Value> together;
-  llvm::DenseMap<Value, RegisterTileType> anchor;
+  // In program order: a group's distribution must not depend on where values were allocated.
+  llvm::MapVector<Value, RegisterTileType> anchor;
   SmallVector<Value> vectors;
   auto tie = [&](Value a, Value b) {
     if (isa<RegisterVectorType>(a.getType()) && isa<RegisterVectorType>(b.getType()))
@@ -132,7 +134,8 @@ void CppEmitter::assignVectorTiles(func::FuncOp kernel) {
       if (isa<RegisterVectorType>(arg.getType()))
         vectors.push_back(arg);
   });
-  // Each group of tied vectors takes the first tile any of its members belongs to.
+  // Each group of tied vectors takes the first tile (in program order) any of its members belongs
+  // to; a use with a tile of another distribution redistributes the vector (the tile library does).
   llvm::DenseMap<Value, RegisterTileType> groupTile;
   for (auto &[vec, tile] : anchor)
     groupTile.try_emplace(together.getOrInsertLeaderValue(vec), tile);

@@ -50,7 +50,8 @@ public:
   /// Decides which register tile each register vector belongs to. In the tile library a vector's
   /// lanes follow a tile's register layout, so a vector is spelled hk::col_vec<RT, T> (or
   /// row_vec) for the tile RT it is reduced from, broadcast against or indexes rows of; vectors
-  /// combined or carried together share one tile.
+  /// combined or carried together share one tile, the first such in program order (the library
+  /// redistributes a vector used with a tile of another distribution).
   void assignVectorTiles(func::FuncOp kernel);
 
   /// Whether an asynchronous global->LDS copy may still be in flight at this point of the

@@ -295,3 +295,27 @@ module {
     return
   }
 }
+
+// -----
+
+// A vector tied to tiles of two distributions (an fp32 tile's row maximum, converted, subtracted
+// from a bf16 tile) takes the first in program order, whatever the values' addresses; the tile
+// library redistributes it for the other.
+// CHECK-LABEL: hk_kernel_two_dists({{.*}}) {
+// CHECK: hk::col_vec<hk::rt<float, 16, 32, hk::row_l>, float> [[M:t[0-9]+]];
+// CHECK: hk::row_max([[M]], {{t[0-9]+}});
+// CHECK: hk::col_vec<hk::rt<float, 16, 32, hk::row_l>, hk::bf16> [[MB:t[0-9]+]];
+// CHECK: hk::sub_row({{t[0-9]+}}, {{t[0-9]+}}, [[MB]]);
+module {
+  func.func @two_dists(%a: !hk.gl<f32>, %c: !hk.coord) attributes {hk.kernel, hk.warps = 1 : i32} {
+    %s = hk.load %a[%c] : !hk.gl<f32> -> !hk.rt<f32, 16x32, row>
+    hk.wait_vm 0 for %s : !hk.rt<f32, 16x32, row>
+    %m = hk.reduce max %s : !hk.rt<f32, 16x32, row> -> !hk.rv<f32, 16, col>
+    %p = hk.cast %s : !hk.rt<f32, 16x32, row> -> !hk.rt<bf16, 16x32, row>
+    %mb = hk.cast %m : !hk.rv<f32, 16, col> -> !hk.rv<bf16, 16, col>
+    %d = hk.broadcast_binary sub %p, %mb : !hk.rt<bf16, 16x32, row>, !hk.rv<bf16, 16, col>
+    %f = hk.cast %d : !hk.rt<bf16, 16x32, row> -> !hk.rt<f32, 16x32, row>
+    hk.store %f, %a[%c] : !hk.rt<f32, 16x32, row>, !hk.gl<f32>
+    return
+  }
+}

@@ -1,6 +1,7 @@
 // Rows by index: gather_rows(dst, src, row_ids, idx) reads tile row i from tensor row
 // row_ids[i]; scatter_rows(dst, src, row_ids, idx) writes tile row i to tensor row row_ids[i].
-// row_ids is the tile's col_vec with int32_t elements (hk::col_vec<RT, int32_t>); ids are
+// row_ids is the tile's col_vec with int32_t elements (hk::col_vec<RT, int32_t>), or an int32_t
+// vector of another tile's distribution, redistributed first (broadcast.cuh); ids are
 // absolute rows of slice (idx.b, idx.d); idx.r is unused; columns are idx.c*C .. idx.c*C+C-1.
 // A negative (or out-of-range) id skips the row: gather writes zeros, scatter writes nothing
 // (padding slots dropped). Columns outside the tensor, and a batch or depth it does not have,
@@ -16,6 +17,7 @@
 #pragma once
 
 #include "global_to_register.cuh"
+#include "../../register/tile/broadcast.cuh"
 #include "../../../../common/buffer.cuh"
 #include "../../../../types/global/gl.cuh"
 
@@ -95,7 +97,8 @@ HK_DEV void for_each_indexed_offset(const gl<T>& g, const indexed_range<RT, T>& 
 }  // namespace detail
 
 template <int DIV = 1, class RT, class T, class V>
-HK_DEV void gather_rows(RT& dst, const gl<T>& src, const V& row_ids, coord idx) {
+HK_DEV void gather_rows(RT& dst, const gl<T>& src, const V& ids, coord idx) {
+  const auto& row_ids = detail::in_tile_dist<RT, true>(ids);
   static_assert(is_rt<RT> && __is_same(typename RT::dtype, T), "hk::gather_rows: tile and tensor must have the same element type");
   constexpr int TB = static_cast<int>(sizeof(T));
   const detail::indexed_range<RT, T> range(src, idx);
@@ -131,7 +134,8 @@ HK_DEV void gather_rows(RT& dst, const gl<T>& src, const V& row_ids, coord idx) 
 }
 
 template <int DIV = 1, class RT, class T, class V>
-HK_DEV void scatter_rows(const gl<T>& dst, const RT& src, const V& row_ids, coord idx) {
+HK_DEV void scatter_rows(const gl<T>& dst, const RT& src, const V& ids, coord idx) {
+  const auto& row_ids = detail::in_tile_dist<RT, true>(ids);
   static_assert(is_rt<RT> && __is_same(typename RT::dtype, T), "hk::scatter_rows: tile and tensor must have the same element type");
   if (!detail::writes_memory<RT>()) return;
   constexpr int TB = static_cast<int>(sizeof(T));

@@ -1,10 +1,11 @@
 // Row and column broadcasts: combine each row of a tile with one element of a col_vec (add_row
 // ... min_row, broadcast_row), or each column with one element of a row_vec (add_col ... min_col,
-// broadcast_col). The vector must have the tile's distribution (RT::col_vec / RT::row_vec, any
-// element type).
+// broadcast_col). The vector is the tile's col_vec / row_vec (any element type) or any vector of
+// that length: one reduced from (or converted from) a tile of another element width or layout
+// holds its elements in other lanes and is redistributed first (conversions.cuh).
 #pragma once
 
-#include "maps.cuh"
+#include "conversions.cuh"
 
 namespace hk {
 namespace detail {
@@ -15,11 +16,30 @@ inline constexpr bool vec_fits = [] {
   return is_rv<V> && V::length == want::length && __is_same(typename V::dist, typename want::dist);
 }();
 
+// The tile's col_vec (PER_ROW) or row_vec with V's element type.
+template <class RT, class V, bool PER_ROW>
+using vec_of = rv_as<__type_pack_element<PER_ROW ? 0 : 1, typename RT::col_vec, typename RT::row_vec>,
+                     typename V::dtype>;
+
+// v in RT's distribution: v itself when it has it, else a redistributed copy.
+template <class RT, bool PER_ROW, class V>
+HK_DEV decltype(auto) in_tile_dist(const V& v) {
+  static_assert(is_rv<V> && V::length == (PER_ROW ? RT::rows : RT::cols),
+                "hk: a per-row vector has one element per row of the tile, a per-column one one per column");
+  if constexpr (vec_fits<RT, V, PER_ROW>) {
+    return (v);
+  } else {
+    vec_of<RT, V, PER_ROW> w;
+    relayout_vec(w, v);
+    return w;
+  }
+}
+
 // d[slot] = f(a[slot], v[row or column of the slot]).
-template <bool PER_ROW, class D, class A, class V, class F>
-HK_DEV void broadcast_map(D& d, const A& a, const V& v, F f) {
+template <bool PER_ROW, class D, class A, class V0, class F>
+HK_DEV void broadcast_map(D& d, const A& a, const V0& v0, F f) {
   static_assert(is_rt<D> && congruent<D, A>, "hk: operands must share a layout (convert with hk::copy)");
-  static_assert(vec_fits<D, V, PER_ROW>, "hk: the vector must be the tile's col_vec (per row) or row_vec (per column)");
+  const auto& v = in_tile_dist<D, PER_ROW>(v0);
   using T = typename D::dtype;
   using C = compute_t<T>;
   // The vector runs along the major dimension when it is per row and rows are major, or per

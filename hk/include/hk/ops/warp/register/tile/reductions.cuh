@@ -1,6 +1,7 @@
 // Row and column reductions: row_sum / row_max / row_min write a col_vec (one element per row),
 // col_sum / col_max / col_min a row_vec (one per column). The (d, a, init) forms combine with an
-// initial vector: d = init (op) reduce(a), e.g. a running max.
+// initial vector: d = init (op) reduce(a), e.g. a running max. d is the tile's col_vec / row_vec
+// (any element type) or any vector of that length, written through a redistribution then.
 //
 // Along the minor dimension a lane first folds its own slots, then the lane groups combine
 // (xor 16, and 32 on wave64) unless every group already holds the whole strip (RDNA3 operands).
@@ -13,10 +14,9 @@
 namespace hk {
 namespace detail {
 
+// The reduction into the tile's own col_vec / row_vec.
 template <bool PER_ROW, class V, class A, class Op>
-HK_DEV void reduce(V& d, const A& a, Op op) {
-  static_assert(is_rt<A>, "hk: reductions take a register tile");
-  static_assert(vec_fits<A, V, PER_ROW>, "hk: a row reduction writes the tile's col_vec, a column reduction its row_vec");
+HK_DEV void reduce_in_dist(V& d, const A& a, Op op) {
   using C = compute_t<typename A::dtype>;
   using T = typename V::dtype;
   // Reducing across the minor dimension (the lane's slots) when the result is per row and rows
@@ -35,6 +35,21 @@ HK_DEV void reduce(V& d, const A& a, Op op) {
       unroll<A::strips - 1>([&](auto s) { acc = op(acc, to_compute_as<C>(to_compute(a.data[s + 1][e]))); });
       d.data[e] = from_compute<T>(reduce_group16(acc, op));
     });
+  }
+}
+
+template <bool PER_ROW, class V, class A, class Op>
+HK_DEV void reduce(V& d, const A& a, Op op) {
+  static_assert(is_rt<A>, "hk: reductions take a register tile");
+  static_assert(is_rv<V> && V::length == (PER_ROW ? A::rows : A::cols),
+                "hk: a row reduction writes one element per row, a column reduction one per column");
+  if constexpr (!vec_fits<A, V, PER_ROW>) {
+    // A vector in another tile's distribution (one it is broadcast onto, say).
+    vec_of<A, V, PER_ROW> r;
+    reduce_in_dist<PER_ROW>(r, a, op);
+    relayout_vec(d, r);
+  } else {
+    reduce_in_dist<PER_ROW>(d, a, op);
   }
 }
 
