@@ -4,8 +4,8 @@ local ports, everything under one directory. It prints the endpoint, runs until 
 runs a command with HK_REMOTE_EXECUTOR and HK_REMOTE_INSTANCE set), and stops everything it
 started, pass or fail.
 
-    bazel run //toolchains/remote:local_grid -- --dir=/var/tmp/grid --workers=2
-    bazel run //toolchains/remote:local_grid -- --dir=/var/tmp/grid -- \\
+    bazel run //toolchains/remote:local_grid -- --dir=DIR --workers=2
+    bazel run //toolchains/remote:local_grid -- --dir=DIR -- \\
         ./bazelw build --config=remote //kernels:rmsnorm_gfx1100
 
 BuildGrid 0.4.4 is installed from PyPI into its own virtualenv ($HK_CACHE_DIR/buildgrid/KEY),
