@@ -10,7 +10,6 @@ import concurrent.futures
 import os
 import signal
 import sys
-import threading
 import uuid
 
 from absl import app, flags, logging
@@ -55,7 +54,6 @@ class Worker:
         # How many leases the scheduler gives the session at once.
         self.session.worker.configs.add(key="capacity", value=str(capacity))
         self.running = {}  # lease id -> Future of its ActionResult
-        self.stopping = threading.Event()
 
     def _execute(self, lease):
         if lease.payload.Is(re_pb2.Action.DESCRIPTOR):
@@ -91,7 +89,7 @@ class Worker:
         self.session = self.stub.CreateBotSession(bots_pb2.CreateBotSessionRequest(
             parent=self.instance, bot_session=self.session))
         logging.info("bot session %s", self.session.name)
-        while not self.stopping.is_set():
+        while True:
             leases, done = self._report()
             del self.session.leases[:]
             self.session.leases.extend(leases)
@@ -121,11 +119,10 @@ def main(argv):
         ("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)])
     bot_id = FLAGS.bot_id or "%s-%d-%s" % (os.uname().nodename, os.getpid(), uuid.uuid4().hex[:6])
     worker = Worker(channel, FLAGS.instance, FLAGS.work_dir, bot_id, FLAGS.capacity, FLAGS.property)
-    signal.signal(signal.SIGTERM, lambda *_: worker.stopping.set())
-    try:
-        worker.serve()
-    except KeyboardInterrupt:
-        pass
+    # Stopped at once: a lease it held is given to another worker once the grid notices.
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: os._exit(0))
+    worker.serve()
 
 
 if __name__ == "__main__":
