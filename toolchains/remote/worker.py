@@ -10,6 +10,7 @@ import concurrent.futures
 import os
 import signal
 import sys
+import time
 import uuid
 
 from absl import app, flags, logging
@@ -33,6 +34,7 @@ flags.DEFINE_float("poll_seconds", 1.0, "how often a running lease is reported, 
 flags.mark_flags_as_required(["server", "work_dir"])
 
 LEASE = bots_pb2.LeaseState
+RETRIED = (grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 
 
 class Worker:
@@ -85,15 +87,27 @@ class Worker:
             leases.append(lease)
         return leases, done
 
+    @staticmethod
+    def _call(method, request, **kw):
+        """`method(request)`, retried while the server is busy or briefly away."""
+        for attempt in range(60):
+            try:
+                return method(request, **kw)
+            except grpc.RpcError as e:
+                if e.code() not in RETRIED or attempt == 59:
+                    raise
+                logging.warning("%s, retrying", e.code())
+                time.sleep(min(5.0, 0.2 * (attempt + 1)))
+
     def serve(self):
-        self.session = self.stub.CreateBotSession(bots_pb2.CreateBotSessionRequest(
+        self.session = self._call(self.stub.CreateBotSession, bots_pb2.CreateBotSessionRequest(
             parent=self.instance, bot_session=self.session))
         logging.info("bot session %s", self.session.name)
         while True:
             leases, done = self._report()
             del self.session.leases[:]
             self.session.leases.extend(leases)
-            self.session = self.stub.UpdateBotSession(bots_pb2.UpdateBotSessionRequest(
+            self.session = self._call(self.stub.UpdateBotSession, bots_pb2.UpdateBotSessionRequest(
                 name=self.session.name, bot_session=self.session), timeout=60)
             for lease_id in done:
                 del self.running[lease_id]
