@@ -9,7 +9,6 @@ environment, whose generated modules it speaks through.
 import concurrent.futures
 import os
 import signal
-import sys
 import time
 import uuid
 
@@ -51,7 +50,7 @@ class Worker:
         for prop in properties:
             key, _, value = prop.partition("=")
             device.properties.add(key=key, value=value)
-        self.session = bots_pb2.BotSession(bot_id=bot_id, status=1,  # BotStatus.OK
+        self.session = bots_pb2.BotSession(bot_id=bot_id, status=bots_pb2.BotStatus.OK,
                                            worker=worker_pb2.Worker(devices=[device]))
         # How many leases the scheduler gives the session at once.
         self.session.worker.configs.add(key="capacity", value=str(capacity))
@@ -128,7 +127,10 @@ def main(argv):
     del argv
     target = FLAGS.server
     if not target.startswith("grpc://"):
-        sys.exit("worker: --server must be grpc://HOST:PORT, not %r" % target)
+        raise app.UsageError("--server must be grpc://HOST:PORT, not %r" % target)
+    for prop in FLAGS.property:
+        if "=" not in prop or prop.startswith("="):
+            raise app.UsageError("--property takes NAME=VALUE, not %r" % prop)
     channel = grpc.insecure_channel(target[len("grpc://"):], options=[
         ("grpc.max_receive_message_length", 64 << 20), ("grpc.max_send_message_length", 64 << 20)])
     bot_id = FLAGS.bot_id or "%s-%d-%s" % (os.uname().nodename, os.getpid(), uuid.uuid4().hex[:6])
