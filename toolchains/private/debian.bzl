@@ -67,8 +67,11 @@ def fetch_debian_packages(rctx, package_set, dest = "."):
 def tool_wrapper(rctx, path, target, library_dirs):
     """Writes an executable script at `path` that runs `target` with `library_dirs` on the loader path.
 
-    Both are relative to the repository root; the script finds that root through its own real
-    path, so it works from the repository, an action's sandbox and a test's runfiles alike.
+    Both are relative to the repository root; the script finds that root through the real path
+    of its copy in its own runfiles (a tool's `sh_binary` is run from bazel-bin, beside them), of
+    its copy in the caller's runfiles, or of itself, so it works from the repository, an action's
+    sandbox, a test's runfiles and a remote worker (where files are copies, not symlinks into this
+    machine's output base) alike. Locally every way leads to the same file.
 
     Args:
       rctx: the repository context.
@@ -81,7 +84,11 @@ def tool_wrapper(rctx, path, target, library_dirs):
     lib_path = ":".join(['$root/' + d for d in library_dirs])
     rctx.file(path, executable = True, content = """#!/usr/bin/env bash
 # Generated: runs {target} from the unpacked package tree.
-root="$(cd "$(dirname "$(readlink -f "${{BASH_SOURCE[0]}}")")/{up}" && pwd)"
+self="${{BASH_SOURCE[0]}}"
+for wrapper in "$self.runfiles/{repo}/{path}" "${{RUNFILES_DIR:-${{TEST_SRCDIR:-/nonexistent}}}}/{repo}/{path}" "$self"; do
+  [ -e "$wrapper" ] && break
+done
+root="$(cd "$(dirname "$(readlink -f "$wrapper")")/{up}" && pwd)"
 export LD_LIBRARY_PATH="{lib_path}${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}"
 exec "$root/{target}" "$@"
-""".format(target = target, up = up, lib_path = lib_path))
+""".format(target = target, up = up, lib_path = lib_path, repo = rctx.name, path = path))

@@ -45,11 +45,18 @@ def _from_debian(rctx):
 
     # The HIP compiler is the hermetic clang: a wrapper that runs @llvm_toolchain's.
     clang = rctx.path(Label("@llvm_toolchain//:bin/clang"))
+    # It looks for that clang in its own runfiles first (an action's tool, a test's data), then
+    # beside its repository: a remote worker has the runfiles as real files, not symlinks into
+    # this machine's output base. Every way leads to the same binary, so outputs do not change.
     rctx.file("bin/hip_clang", executable = True, content = """#!/usr/bin/env bash
 # Generated: the HIP compiler is @llvm_toolchain's clang.
-root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)"
-exec "$root/../%s/bin/clang" "$@"
-""" % clang.dirname.dirname.basename)
+self="${{BASH_SOURCE[0]}}"
+for clang in "$self.runfiles/{repo}/bin/clang" "${{RUNFILES_DIR:-${{TEST_SRCDIR:-/nonexistent}}}}/{repo}/bin/clang"; do
+  [ -e "$clang" ] && exec "$clang" "$@"
+done
+root="$(cd "$(dirname "$(readlink -f "$self")")/.." && pwd)"
+exec "$root/../{repo}/bin/clang" "$@"
+""".format(repo = clang.dirname.dirname.basename))
     rctx.file("ORIGIN", "debian " + " ".join(names) + "\n")
     return "Debian packages " + ", ".join(names), '"@llvm_toolchain//:clang"'
 
