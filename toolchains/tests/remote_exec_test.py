@@ -2,11 +2,13 @@
 BuildGrid, two workers) and a nested Bazel building a small workspace made here with
 --remote_executor. From an empty CAS every action runs remotely; after a clean every one is a
 remote cache hit; an edited input re-runs exactly the actions that read it; a worker killed in
-the middle of an action does not fail the build.
+the middle of an action does not fail the build; a blob damaged in the CAS is never taken for
+an output.
 
 It installs BuildGrid from PyPI (under TEST_TMPDIR, or $HK_CACHE_DIR/buildgrid when the runner
 passes HK_CACHE_DIR with --test_env) and PostgreSQL with apt-get when missing."""
 
+import hashlib
 import os
 import re
 import shutil
@@ -39,6 +41,15 @@ genrule(
 )
 
 genrule(
+    name = "plain",
+    srcs = ["plain_in.txt"],
+    outs = ["plain.txt"],
+    cmd = "$(location :upper.sh) < $< > $@",
+    tools = [":upper.sh"],
+    tags = ["manual"],
+)
+
+genrule(
     name = "slow",
     srcs = ["slow_in.txt"],
     outs = ["slow.txt"],
@@ -46,6 +57,11 @@ genrule(
     tags = ["manual"],
 )
 """
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
 
 
 def summary(output):
@@ -109,12 +125,15 @@ class RemoteExecTest(absltest.TestCase):
     def env(self):
         return {"PATH": "/usr/bin:/bin", "HOME": self.home, "TEST_TMPDIR": os.environ["TEST_TMPDIR"]}
 
-    def build(self, *targets):
+    def run_build(self, *targets):
         result = subprocess.run(self.bazel_cmd("build", *targets), cwd=self.ws, env=self.env(),
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                                 timeout=600)
         self.assertEqual(result.returncode, 0, result.stdout)
-        counts = summary(result.stdout)
+        return result.stdout
+
+    def build(self, *targets):
+        counts = summary(self.run_build(*targets))
         print("build", " ".join(targets), "->", counts[2])
         return counts
 
@@ -126,7 +145,7 @@ class RemoteExecTest(absltest.TestCase):
         remote, hits, line = self.build("//:joined")
         self.assertEqual((remote, hits), (4, 0), line)  # three upper_* and joined, on the grid
         self.assertEqual(self.output("joined.txt"), "INPUT 1\nINPUT 2\nINPUT 3\n")
-        workers_used = [i for i in range(2) if "lease" in open(self.grid.log("worker%d" % i)).read()]
+        workers_used = [i for i in range(2) if "lease" in read(self.grid.log("worker%d" % i))]
         self.assertNotEqual(workers_used, [])
 
         subprocess.run(self.startup() + ["clean"], cwd=self.ws, env=self.env(), check=True)
@@ -139,11 +158,35 @@ class RemoteExecTest(absltest.TestCase):
         self.assertEqual((remote, hits), (2, 0), line)  # upper_2 and joined, nothing else
         self.assertIn("EDITED", self.output("joined.txt").splitlines()[1])
 
+    def test_corrupt_blob_not_taken(self):
+        token = uuid.uuid4().hex
+        self.write("plain_in.txt", token + "\n")  # never built before: no cache hit
+        remote, hits, line = self.build("//:plain")
+        self.assertEqual((remote, hits), (1, 0), line)
+        expected = token.upper() + "\n"
+        subprocess.run(self.startup() + ["clean"], cwd=self.ws, env=self.env(), check=True)
+        self.assertEqual(self.build("//:plain")[:2], (0, 1))  # intact: a remote cache hit
+        # The grid's disk storage keeps a blob under its SHA-256: overwrite the output's bytes.
+        digest = hashlib.sha256(expected.encode()).hexdigest()
+        blob = os.path.join(self.grid.dir, "cas", "cas", "objects", digest[:2], digest[2:])
+        self.assertTrue(os.path.exists(blob), blob)
+        with open(blob, "w") as f:
+            f.write("X" * len(expected))
+        subprocess.run(self.startup() + ["clean"], cwd=self.ws, env=self.env(), check=True)
+        out = self.run_build("//:plain")
+        # Bazel checks the digest of what it downloads: the damaged blob is no cache hit, and the
+        # action runs again (here, by --remote_local_fallback: the grid still holds the bad blob).
+        line = summary(out)[2]
+        print("corrupt blob ->", line)
+        self.assertNotIn("remote cache hit", line)
+        self.assertRegex(line, r"1 (remote|local|linux-sandbox|processwrapper-sandbox)\b")
+        self.assertEqual(self.output("plain.txt"), expected)
+
     def test_worker_killed_mid_action(self):
         token = uuid.uuid4().hex
         self.write("slow_in.txt", token + "\n")  # never built before: no cache hit
         logs = [self.grid.log("worker%d" % i) for i in range(len(self.grid.workers))]
-        before = [open(log).read().count("lease") for log in logs]
+        before = [read(log).count("lease") for log in logs]
         build = subprocess.Popen(self.bazel_cmd("build", "//:slow"), cwd=self.ws, env=self.env(),
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         try:
@@ -151,7 +194,7 @@ class RemoteExecTest(absltest.TestCase):
             deadline = time.time() + 120
             while victim is None and time.time() < deadline and build.poll() is None:
                 for i, log in enumerate(logs):
-                    if self.grid.workers[i].poll() is None and open(log).read().count("lease") > before[i]:
+                    if self.grid.workers[i].poll() is None and read(log).count("lease") > before[i]:
                         victim = i
                 time.sleep(0.2)
             self.assertIsNotNone(victim, "no worker took the slow action")
