@@ -4,6 +4,7 @@
     HK_ENGINE_COUNTERS=-            dump them to stderr at exit
     HK_ENGINE_COUNTERS=PATH         write them as JSON to PATH.<pid> at exit, and within a second of
                                     each change (engines kill their workers, which then never exit)
+    hk_engine.counters.read_all(PATH)   {pid: counts} of every process that wrote PATH.<pid>
 
 A route taken for a reason other than the table's (a shape the op does not cover, a graph being
 captured before the kernel was loaded) is counted as "engine:<reason>".
@@ -53,6 +54,18 @@ def dump(where=None):
         with open(path + ".tmp", "w") as f:
             f.write(text + "\n")
         os.replace(path + ".tmp", path)  # a reader never sees half a file
+
+
+def read_all(where):
+    """{pid: {patch name: {route: calls}}} of the processes that wrote `where`.<pid>."""
+    directory, base = os.path.split(os.fspath(where))
+    counts = {}
+    for name in os.listdir(directory or "."):
+        pid = name[len(base) + 1:]
+        if name.startswith(base + ".") and pid.isdigit():
+            with open(os.path.join(directory, name)) as f:
+                counts[int(pid)] = json.load(f)
+    return counts
 
 
 def _start_writer():

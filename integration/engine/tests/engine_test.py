@@ -295,3 +295,15 @@ def test_counters_are_dumped_at_exit_when_asked(tmp_path):
     quiet = subprocess.run([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE,
                            universal_newlines=True, check=True)
     assert "counters" not in quiet.stderr
+
+
+def test_read_all_gathers_each_process_counts(tmp_path):
+    code = "from hk_engine import counters; counters.count('vllm.linear', 'hk', %d)"
+    env = dict(os.environ, HK_ENGINE_COUNTERS=str(tmp_path / "counts"))
+    for n in (2, 5):
+        subprocess.run([sys.executable, "-c", code % n], env=env, check=True)
+    (tmp_path / "counts.tmp").write_text("{")     # not a pid: never read
+    (tmp_path / "other.123").write_text("{}")     # another prefix
+    counts = counters.read_all(tmp_path / "counts")
+    assert sorted(c["vllm.linear"]["hk"] for c in counts.values()) == [2, 5]
+    assert all(isinstance(pid, int) for pid in counts)

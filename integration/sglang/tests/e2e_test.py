@@ -9,7 +9,6 @@ SGLang starts loaded hk's plugin through SGLang's own loader, and the scheduler'
 hk's backend through SGLang's registry: every attention, linear and RMSNorm call was hk's."""
 
 import dataclasses
-import json
 import os
 import sys
 import tempfile
@@ -100,14 +99,10 @@ def agree(prompts, greedy, indices, results, title):
 
 def process_counts(prefix, settle=2.0):
     """{pid: counters} of the processes that wrote theirs (within a second of each change)."""
+    from hk_engine import counters
+
     time.sleep(settle)
-    counts = {}
-    for name in os.listdir(prefix.parent):
-        pid = name[len(prefix.name) + 1:]
-        if name.startswith(prefix.name + ".") and pid.isdigit():
-            with open(prefix.parent / name) as f:
-                counts[int(pid)] = json.load(f)
-    return counts
+    return counters.read_all(prefix)
 
 
 def test_generate_matches_transformers_on_hks_kernels_in_sglangs_processes(engine):

@@ -3,7 +3,6 @@ plugin on the CPU (HK_VLLM_CPU=1), listening on 127.0.0.1 only, asked through it
 OpenAI-compatible API by the `openai` client: the same text as vLLM's offline run of the same
 prompts, and the worker's counters say every call was hk's. The server is stopped pass or fail."""
 
-import json
 import os
 import signal
 import socket
@@ -97,21 +96,11 @@ def read(path):
         return f.read()[-8000:]
 
 
-def process_counts(prefix):
-    """{pid: counters} of the processes that wrote theirs (each within a second of a change)."""
-    counts = {}
-    for name in os.listdir(prefix.parent):
-        pid = name[len(prefix.name) + 1:]
-        if name.startswith(prefix.name + ".") and pid.isdigit():
-            with open(prefix.parent / name) as f:
-                counts[int(pid)] = json.load(f)
-    return counts
-
-
 def test_the_server_answers_as_the_offline_run_on_hks_kernels(offline, server):
+    from hk_engine import counters
     from openai import OpenAI
 
-    url, counters = server
+    url, prefix = server
     client = OpenAI(base_url=url + "/v1", api_key="unused", timeout=600, max_retries=0)
     (model,) = [m.id for m in client.models.list().data]
     assert model == e2e.model(KIND)
@@ -122,7 +111,7 @@ def test_the_server_answers_as_the_offline_run_on_hks_kernels(offline, server):
     assert texts == offline and all(texts)
     assert result.usage.completion_tokens == TOKENS * len(PROMPTS)
     time.sleep(1.5)  # each process writes its counters within a second of a change
-    counts = process_counts(counters)
+    counts = counters.read_all(prefix)
     # The plugin loaded in each of vLLM's processes (API server, engine core, worker), through
     # vLLM's own loader; the worker ran the model, every call on hk.
     assert len(counts) == 3 and all(c.get("vllm.plugin") == {"patched": 1} for c in counts.values()), counts
