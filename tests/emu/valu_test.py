@@ -64,6 +64,23 @@ def encode_nearest(table, v):
     return c
 
 
+# The sequence clang emits for an f32 a / b (div_scale, rcp, Newton steps, div_fmas, div_fixup):
+# v1 / v2 into v10.
+F32_DIVISION = """
+  v_div_scale_f32 v20, null, v2, v2, v1
+  v_div_scale_f32 v21, vcc_lo, v1, v2, v1
+  v_rcp_f32 v22, v20
+  v_fma_f32 v23, -v20, v22, 1.0
+  v_fmac_f32 v22, v23, v22
+  v_mul_f32 v23, v21, v22
+  v_fma_f32 v24, -v20, v23, v21
+  v_fmac_f32 v23, v24, v22
+  v_fma_f32 v21, -v20, v23, v21
+  v_div_fmas_f32 v21, v21, v22, v23
+  v_div_fixup_f32 v10, v21, v2, v1
+"""
+
+
 class ValuTest(emutest.EmuTest):
 
     def check(self, arch, name, body, nin, ins, expected, tol_ulp=0):
@@ -300,20 +317,7 @@ class ValuTest(emutest.EmuTest):
     def test_precise_division_sequence(self):
         num = f32(np.concatenate([RNG.uniform(-100, 100, 26), [1.0, 0.0, 1.0, 3.0, -5.0, 1e-30]]))
         den = f32(np.concatenate([RNG.uniform(-100, 100, 26), [3.0, 5.0, 0.0, np.inf, 7.0, 3e30]]))
-        # the sequence clang emits for a / b (div_scale, rcp, Newton steps, div_fmas, div_fixup)
-        body = """
-  v_div_scale_f32 v20, null, v2, v2, v1
-  v_div_scale_f32 v21, vcc_lo, v1, v2, v1
-  v_rcp_f32 v22, v20
-  v_fma_f32 v23, -v20, v22, 1.0
-  v_fmac_f32 v22, v23, v22
-  v_mul_f32 v23, v21, v22
-  v_fma_f32 v24, -v20, v23, v21
-  v_fmac_f32 v23, v24, v22
-  v_fma_f32 v21, -v20, v23, v21
-  v_div_fmas_f32 v21, v21, v22, v23
-  v_div_fixup_f32 v10, v21, v2, v1
-"""
+        body = F32_DIVISION
         with np.errstate(divide="ignore", invalid="ignore"):
             q = (num / den).astype(np.float32)
         self.check("gfx1100", "div", body, 2, (num, den), [q])
@@ -329,19 +333,7 @@ class ValuTest(emutest.EmuTest):
                    (1e-30, 3e30), (1.4e-45, 2.0), (4.2e-45, 2.0), (2.0 ** -126, 2.0 ** 100), (5.0, 0.1)]
         num = f32(np.concatenate([[p[0] for p in pairs32], 2.0 ** RNG.uniform(-140, 127, 16)]))
         den = f32(np.concatenate([[p[1] for p in pairs32], 2.0 ** RNG.uniform(-140, 127, 16)]))
-        body = """
-  v_div_scale_f32 v20, null, v2, v2, v1
-  v_div_scale_f32 v21, vcc_lo, v1, v2, v1
-  v_rcp_f32 v22, v20
-  v_fma_f32 v23, -v20, v22, 1.0
-  v_fmac_f32 v22, v23, v22
-  v_mul_f32 v23, v21, v22
-  v_fma_f32 v24, -v20, v23, v21
-  v_fmac_f32 v23, v24, v22
-  v_fma_f32 v21, -v20, v23, v21
-  v_div_fmas_f32 v21, v21, v22, v23
-  v_div_fixup_f32 v10, v21, v2, v1
-"""
+        body = F32_DIVISION
         with np.errstate(over="ignore", under="ignore"):
             q = num / den
         self.assertTrue(np.isinf(q).any() and (q == 0).any() and (np.abs(q) < 2.0 ** -126).any())
