@@ -15,7 +15,13 @@ within gfx11's registers), through LDS into the row layout (a lane per column, s
 conversion to the col layout of a matrix operand stays in the lane), and for each of the 8 nibble
 positions extracts, dequantizes (fp32, then rounded to x's dtype, as the reference dequantizes)
 and multiplies: 8 accumulators, one per position c, hold out's columns 8j + c. They are written
-as 8 planes ([8, M, N/8]) that the op interleaves into out.
+as 8 planes ([8, M, N/8]) that the op interleaves into out. A group's zero points and scales are
+read once for its steps.
+
+A decode (up to 32 rows of x) splits K into parts of whole groups, one workgroup per part and
+tile, writing fp32 planes that a second kernel adds in one order: a single part leaves a few
+dozen workgroups to stream the whole weight, which hk.perf predicts to be latency-bound (4.8 ms
+for Qwen3-8B's four linears at one token on gfx1100, 0.33 ms split).
 """
 
 import functools
@@ -29,49 +35,115 @@ from hk.ops import registry
 # columns 0, 2, 4, 6, 1, 3, 5, 7 into nibbles 0..7).
 REVERSE_ORDER = (0, 4, 1, 5, 2, 6, 3, 7)
 BK = 16  # K per step: a group is a whole number of steps
+# Decode's split-K: up to DECODE_ROWS rows of x, K in parts of whole groups, enough parts for
+# about SPLIT_WORKGROUPS single-wave workgroups in all (of 512 to 4096, hk.perf's best for
+# Qwen3-8B's linears at one token on gfx1100).
+DECODE_ROWS, SPLIT_WORKGROUPS = 32, 1024
+# The sum of the parts: 16 x SUM_COLS tiles, SUM_UNROLL parts' loads in flight at once.
+SUM_COLS, SUM_UNROLL = 16, 4
 
 
 @functools.lru_cache(maxsize=None)
-def awq_kernel(dtype, G):
-    """x's dtype (bf16 or fp16) and the group size G (a multiple of BK)."""
+def awq_kernel(dtype, G, split=False):
+    """x's dtype (bf16 or fp16) and the group size G (a multiple of BK). split=True gives the
+    split-K kernel: the fp32 planes of `per` groups of K at each batch index of its output, which
+    split_sum_kernel adds (a decode's few rows of x over a long K, spread over many workgroups)."""
     if G % BK:
         raise ValueError("the group size is a multiple of %d, not %d" % (BK, G))
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.planes.cols, 16), hk.cdiv(p.planes.rows, 16)),
-               name="awq_gemm_%s_g%d" % (dtype.name, G))
-    def awq_gemm(x: hk.Tensor[dtype], q: hk.Tensor[hk.i32], z: hk.Tensor[hk.i32], s: hk.Tensor[dtype],
-                 planes: hk.Tensor[dtype]):
+    @hk.func
+    def product(x, q, z, s, planes, split=None):
         # x [M, K]; q [K, N/8]; z [K/G, N/8]; s [8, K/G, N/8] (plane c: the scales of columns
-        # 8j + c); planes [8, M, N/8] (plane c: out's columns 8j + c).
+        # 8j + c); planes [8, M, N/8] (plane c: out's columns 8j + c), or with split = (its
+        # index, groups of K per part): [parts, 8, M, N/8] fp32, this part's at its index.
         bx, by = hk.arch.block_idx.x, hk.arch.block_idx.y
+        per_group = G // BK  # steps of K per group
+        groups = hk.cdiv(x.cols, G)
+        g0 = 0
+        if split is not None:
+            part, per = split
+            g0 = part * per
+            groups = hk.maximum(hk.minimum(groups - g0, per), 0)
         accs = [hk.zeros(hk.RT(hk.fp32, 16, 16)) for _ in range(8)]
         # The words pass through LDS, issued a step ahead: read back in row layout (a lane per
         # column, as the dequantized operand's col layout has them, so its conversion stays in
         # the lane), where a load in that layout would be a load per word.
         q_lds = hk.lds.alloc(hk.ST(hk.i32, BK, 16))
-        hk.lds.commit(q_lds, 0, hk.lds.issue(q_lds, q, hk.tile_coord(0, 0, 0, bx)))
+        hk.lds.commit(q_lds, 0, hk.lds.issue(q_lds, q, hk.tile_coord(0, 0, g0 * per_group, bx)))
         hk.arch.barrier()
-        for kt in hk.range(hk.cdiv(x.cols, BK)):
-            xa = x[0, 0, by, kt].load(hk.RT(dtype, 16, BK))
-            words = q_lds[0].load(hk.RT(hk.i32, BK, 16, "row"))
-            following = hk.lds.issue(q_lds, q, hk.tile_coord(0, 0, kt + 1, bx))
-            g = kt // (G // BK)
+        for gi in hk.range(groups):
+            # A group's zero points and scales, read once for its steps.
+            g = g0 + gi
             zeros = z[0, 0, g, bx].load(hk.RV(hk.i32, 16, "row"))
-            products = []  # (a new list: the loop carries the name accs)
-            for c, r in enumerate(REVERSE_ORDER):
-                w = ((words >> 4 * r) & 0xF).to(hk.fp32)
-                zc = ((zeros >> 4 * r) & 0xF).to(hk.fp32)
-                sc = s[c, 0, g, bx].load(hk.RV(dtype, 16, "row")).to(hk.fp32)
-                w = hk.mul_col(hk.sub_col(w, zc), sc).to(dtype, "col", finite=True)  # (finite weights)
-                products.append(hk.mma_AB(xa, w, accs[c]))
-            accs = products
-            hk.arch.barrier()
-            hk.lds.commit(q_lds, 0, following)
-            hk.arch.barrier()
+            zcs = [((zeros >> 4 * r) & 0xF).to(hk.fp32) for r in REVERSE_ORDER]
+            scs = [s[c, 0, g, bx].load(hk.RV(dtype, 16, "row")).to(hk.fp32) for c in range(8)]
+            for step in hk.range(per_group):
+                kt = g * per_group + step
+                xa = x[0, 0, by, kt].load(hk.RT(dtype, 16, BK))
+                words = q_lds[0].load(hk.RT(hk.i32, BK, 16, "row"))
+                following = hk.lds.issue(q_lds, q, hk.tile_coord(0, 0, kt + 1, bx))
+                products = []  # (a new list: the loop carries the name accs)
+                for c, r in enumerate(REVERSE_ORDER):
+                    w = ((words >> 4 * r) & 0xF).to(hk.fp32)
+                    w = hk.mul_col(hk.sub_col(w, zcs[c]), scs[c]).to(dtype, "col", finite=True)  # (finite weights)
+                    products.append(hk.mma_AB(xa, w, accs[c]))
+                accs = products
+                hk.arch.barrier()
+                hk.lds.commit(q_lds, 0, following)
+                hk.arch.barrier()
         for c in range(8):
-            planes[c, 0, by, bx] = accs[c].to(dtype)
+            if split is None:
+                planes[c, 0, by, bx] = accs[c].to(dtype)
+            else:
+                planes[split[0], c, by, bx] = accs[c]
+
+    name = "awq_gemm_%s_g%d" % (dtype.name, G)
+    if split:
+        @hk.kernel(grid=lambda p: (hk.cdiv(p.parts.cols, 16), hk.cdiv(p.parts.rows, 16), p.parts.batch),
+                   name=name + "_split")
+        def awq_gemm_split(x: hk.Tensor[dtype], q: hk.Tensor[hk.i32], z: hk.Tensor[hk.i32], s: hk.Tensor[dtype],
+                           parts: hk.Tensor[hk.fp32], per: int):
+            product(x, q, z, s, parts, split=(hk.arch.block_idx.z, per))
+
+        return awq_gemm_split
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.planes.cols, 16), hk.cdiv(p.planes.rows, 16)), name=name)
+    def awq_gemm(x: hk.Tensor[dtype], q: hk.Tensor[hk.i32], z: hk.Tensor[hk.i32], s: hk.Tensor[dtype],
+                 planes: hk.Tensor[dtype]):
+        product(x, q, z, s, planes)
 
     return awq_gemm
+
+
+@functools.lru_cache(maxsize=None)
+def sum_kernel(dtype):
+    """planes = the sum of parts [splits, 8 * M, N/8] over the splits, in `dtype`, in one fixed
+    order. Narrow tiles and an unrolled loop: a decode's planes are a few rows, and each
+    workgroup's loads of its parts are in flight together."""
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.planes.cols, SUM_COLS), hk.cdiv(p.planes.rows, 16)),
+               name="awq_sum_%s" % dtype.name)
+    def awq_sum(parts: hk.Tensor[hk.fp32], planes: hk.Tensor[dtype]):
+        bx, by = hk.arch.block_idx.x, hk.arch.block_idx.y
+        acc = hk.zeros(hk.RT(hk.fp32, 16, SUM_COLS))
+        for i in hk.range(parts.batch, unroll=SUM_UNROLL):
+            acc = acc + parts[i, 0, by, bx].load(hk.RT(hk.fp32, 16, SUM_COLS))
+        planes[0, 0, by, bx] = acc.to(dtype)
+
+    return awq_sum
+
+
+
+def split_k(m, n, k, g):
+    """(parts, groups per part) of an m x n x k product with groups of g: (1, all) unless it is
+    a decode's."""
+    groups = k // g
+    if m > DECODE_ROWS:
+        return 1, groups
+    tiles = -(-m // 16) * -(-n // 128)
+    want = max(1, min(SPLIT_WORKGROUPS // tiles, groups))
+    per = -(-groups // want)
+    return -(-groups // per), per
 
 
 # torch operators -------------------------------------------------------------------------------
@@ -105,8 +177,15 @@ def launch_awq(x, qweight, scales, qzeros, out):
     # The scales of position c as a plane [K/G, N/8], so that a row vector of 16 reads 16 packed
     # columns' scales (a copy of 1/(4G) of the weight's bytes).
     scale_planes = scales.view(groups, packed, 8).permute(2, 0, 1).contiguous()
-    awq_kernel(dtype, k // groups)(registry.rows(op, "x", x, k), qweight.contiguous(), qzeros.contiguous(),
-                                   scale_planes, planes)
+    operands = (registry.rows(op, "x", x, k), qweight.contiguous(), qzeros.contiguous(), scale_planes)
+    splits, per = split_k(m, n, k, k // groups)
+    if splits > 1:
+        # Decode: the planes of each part of K in fp32, added by a second kernel in one order.
+        parts = torch.empty(splits, 8, m, packed, dtype=torch.float32, device=x.device)
+        awq_kernel(dtype, k // groups, split=True)(*operands, parts, per)
+        sum_kernel(dtype)(parts.view(splits, 1, 8 * m, packed), planes.view(8 * m, packed))
+    else:
+        awq_kernel(dtype, k // groups)(*operands, planes)
     out.view(m, n).copy_(planes.permute(1, 2, 0).reshape(m, n))
 
 

@@ -1,7 +1,8 @@
 """hk.ops.awq_gemm against the dequantized product in torch: AWQ's packing (checked by packing
 known weights in AWQ's column order), group sizes 32, 64 and 128, fp16 and bf16, ragged and
-batched rows of x; on the interpreter and the emulator (gfx1100, gfx950); opcheck, what it
-refuses, and its kernels through the gates on every target."""
+batched rows of x, a decode's split of K (up to 32 rows) and the whole K in one part; on the
+interpreter and the emulator (gfx1100, gfx950); opcheck, what it refuses, and its kernels through
+the gates on every target."""
 
 import pytest
 import torch
@@ -69,7 +70,9 @@ def test_awq_gemm_on_the_interpreter(interp, m, k, n, g, dtype):
 def test_awq_gemm_on_the_emulator(monkeypatch, arch):
     monkeypatch.setenv("HK_DEVICE", "emu")
     monkeypatch.setenv("HK_ARCH", arch)
-    for m, k, n, g, dtype in (((5,), 256, 136, 128, torch.float16), ((18,), 64, 64, 32, torch.bfloat16)):
+    # Two decodes (K split in two parts) and the whole K in one part past DECODE_ROWS.
+    for m, k, n, g, dtype in (((5,), 256, 136, 128, torch.float16), ((18,), 64, 64, 32, torch.bfloat16),
+                              ((awq.DECODE_ROWS + 3,), 64, 64, 32, torch.bfloat16)):
         x, q, s, z, _ = case(m, k, n, g, dtype)
         close(torch.ops.hk.awq_gemm(x, q, s, z), awq.reference(x, q, s, z), k)
 
@@ -92,9 +95,20 @@ def test_what_it_refuses(interp):
         torch.ops.hk.awq_gemm(x.float(), q, s, z)
 
 
+def test_decode_splits_k_into_whole_groups():
+    # A decode's rows over Qwen3-8B's O projection: parts of whole groups, every group in one.
+    parts, per = awq.split_k(1, 4096, 4096, 128)
+    assert parts > 1 and (parts - 1) * per < 4096 // 128 <= parts * per
+    assert awq.split_k(4, 128, 256, 128) == (2, 1)  # the interpreter's m=1 case above: two parts
+    assert awq.split_k(awq.DECODE_ROWS + 1, 4096, 4096, 128) == (1, 32)  # past decode: one part
+
+
 @pytest.mark.parametrize("arch", facts.archs())
 def test_its_kernels_pass_the_gates(arch):
     for dtype in (hk.fp16, hk.bf16):
         for g in (32, 128):
-            built = awq.awq_kernel(dtype, g).build(arch, divisors=64)
-            assert built.meta.spills == 0, built.report()
+            for split in (False, True):
+                built = awq.awq_kernel(dtype, g, split).build(arch, divisors=64)
+                assert built.meta.spills == 0, built.report()
+        built = awq.sum_kernel(dtype).build(arch, divisors=64)
+        assert built.meta.spills == 0, built.report()
