@@ -153,14 +153,16 @@ class FusedMoe(Op):
         import torch
 
         import hk
-        from hk import perf
+        from hk import perf, tuned
         from hk.ops import moe
 
         experts, top_k, hidden, inter = shape
         topk_ids = (torch.arange(m * top_k, dtype=torch.int32) % experts).view(m, top_k)
         gemms = [(2 * inter, hidden, False, top_k), (hidden, inter, True, 1)]  # (N, K, weighted, rows per a-row)
-        # hk: its block for the routed rows, its align.
-        block = moe.block_for(m * top_k, experts)
+        # hk: the block hk.ops.fused_moe launches with (the tuned one for the layer's bucket, else
+        # block_for's), its align.
+        knobs = tuned.lookup(moe.FUSED_MOE, (m, experts, top_k, hidden, inter, "bf16"), arch)
+        block = moe.block_of(knobs, m * top_k, experts)
         ids, blocks, padded = moe.align(topk_ids, block, experts)
         mine = 0.0
         for n, k, weighted, per_row in gemms:

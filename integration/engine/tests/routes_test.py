@@ -146,3 +146,22 @@ def test_a_measurement_decides_the_buckets_it_covers():
     assert [r["route"] for r in rfm.predicted_rules(Op, [256, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None,
                                                     "gfx942")] == ["engine", "hk"]
 
+
+
+@pytest.mark.parametrize("tuned_knobs, block", [({"block": 128}, 128), (None, None)])
+def test_moe_predicts_the_block_hk_launches(monkeypatch, tuned_knobs, block):
+    # hk.ops.fused_moe launches the tuned block of its bucket (block_for's without one): the
+    # prediction of hk's side is of the same kernels.
+    from hk import perf, tuned
+    from hk.ops import moe
+
+    asked, blocks = [], []
+    monkeypatch.setattr(tuned, "lookup", lambda t, shape, arch: asked.append((t.name, shape, arch)) or tuned_knobs)
+    monkeypatch.setattr(moe, "moe_gemm_kernel", lambda dtype, per_row, weighted, b: blocks.append(b))
+    monkeypatch.setattr(perf, "predict", lambda *a, **kw: type("P", (), {"seconds": 1e-6})())
+    monkeypatch.setattr(rfm, "_engine_seconds", lambda *a, **kw: 1e-6)
+    op = rfm.PREDICTED["moe"]
+    experts, top_k, hidden, inter = shape = op.shapes(1)[0]
+    mine, _ = op.predict({op.kernel: None}, "gfx1100", 4, shape)
+    assert asked == [("fused_moe", (4, experts, top_k, hidden, inter, "bf16"), "gfx1100")]
+    assert blocks == [block or moe.block_for(4 * top_k, experts)] * 2 and mine == pytest.approx(2e-6)
