@@ -139,6 +139,12 @@ def default_arch():
     return device.detected_arch() or facts.default_arch()
 
 
+def launch_arch():
+    """The target a launch runs for now: the GPU's on a GPU, else default_arch(). A LaunchError
+    when there is no runner (device.runner() says why)."""
+    return device.detected_arch() if device.runner() == "gpu" else default_arch()
+
+
 class Kernel:
     """A DSL kernel: traced, verified, translated and compiled once per specialization."""
 

@@ -10,9 +10,8 @@ and its Python work depends on the shapes only, which is what graph capture need
 import torch
 
 from hk import types
-from hk.dsl.kernel import default_arch
+from hk.dsl.kernel import launch_arch  # noqa: F401 (hk.ops and its callers ask it here)
 from hk.errors import LaunchError
-from hk.runtime import device
 
 NAMESPACE = "hk"
 FLOATS = (torch.bfloat16, torch.float16, torch.float32)
@@ -80,9 +79,6 @@ def define(name, schema, impl, fake, mutates=()):
     return op
 
 
-def launch_arch():
-    """The target the kernels of a launch run for, as the launch picks it."""
-    return device.detected_arch() if device.runner() == "gpu" else default_arch()
 
 
 def dtype_of(op, t, allowed=FLOATS):

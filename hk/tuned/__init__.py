@@ -19,7 +19,6 @@ cache keeps what it finds for the next process).
 """
 
 import datetime
-import functools
 import json
 import os
 
@@ -140,28 +139,19 @@ def _autotune(tunable, shape, arch, bucket):
     return dict(choice.knobs) if choice else None
 
 
-def _launch_arch():
-    """The target a launch runs for (as hk.runtime.launch picks it), or None when there is no
+def launch_arch():
+    """The target a launch runs for now (hk.dsl.kernel.launch_arch), or None when there is no
     runner: then the launch itself says why."""
-    from hk.dsl.kernel import default_arch
-    from hk.runtime import device
-
-    global _launch_arch
-    _launch_arch = functools.partial(_arch_of_launch, device, default_arch)  # imported once
-    return _launch_arch()
-
-
-def _arch_of_launch(device, default_arch):
+    global _kernel_launch_arch
+    if _kernel_launch_arch is None:  # imported at the first launch: hk.dsl imports this module
+        from hk.dsl.kernel import launch_arch as _kernel_launch_arch
     try:
-        return device.detected_arch() if device.runner() == "gpu" else default_arch()
+        return _kernel_launch_arch()
     except errors.LaunchError:
         return None
 
 
-def launch_arch():
-    """The target a launch runs for now (as hk.runtime.launch picks it), or None when there is
-    no runner: then the launch itself says why."""
-    return _launch_arch()
+_kernel_launch_arch = None
 
 
 def launch(tunable, shape, run, arch=None):
@@ -169,7 +159,7 @@ def launch(tunable, shape, run, arch=None):
     caller has asked launch_arch()), else run(None) (the default). A tuned choice that fails to
     trace, compile or pass the gates is refused (one warning) and the default runs; a
     LaunchError (the call's own arguments) or a ToolchainError (no compiler) is the caller's."""
-    arch = arch or _launch_arch()
+    arch = arch or launch_arch()
     knobs = lookup(tunable, shape, arch) if arch else None
     if knobs is not None:
         try:
