@@ -67,6 +67,10 @@ Quantization (int8, fp8 e4m3 and e5m2; not fp8 on gfx942, whose fp8 is FNUZ), ea
     quant_per_row(x, qdtype) -> (q, scale)    scale = max|row| / QMAX per row ([..., 1] fp32)
     quant(x, scale, qdtype) -> q              one scale for the tensor
     dequant(q, scale, dtype) -> x             per row or per tensor
+    rms_norm_dynamic_per_token_quant(x, weight, epsilon, quant_dtype, scale_ub=None, residual=None)
+                                              -> (q, scale): vLLM's, one kernel: rms_norm(x (+ residual))
+                                              * weight quantized per row (scale [..., 1], at most
+                                              scale_ub / QMAX for fp8); the sum written over residual
 
 8-bit GEMMs (hk.ops.mm8; out bf16 or fp16, bias [N] in it), each also NAME_out(out, ...):
 
