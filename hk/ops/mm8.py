@@ -21,7 +21,7 @@ activations (W8A16).
         scale_b [K/128, N/128] (b's shape / 128: the [N/128, K/128] weight scales of
         w8a8_block_fp8_matmul transposed, as vLLM passes them to cutlass_scaled_mm), K and N
         multiples of 128: each 128-wide group of K's product is scaled by its two scales in fp32
-        and summed. Either operand's scales may be block and the other's per tensor (or None).
+        and summed. One operand's scales may be block and the other's not (applied after).
     Also int8_scaled_mm_out(out, ...) and scaled_mm_out(out, ...), which write out in place.
 
 The matrix instruction: int8 everywhere (gfx950 in steps of 64); fp8 with fp8 of the same format
@@ -29,10 +29,11 @@ on gfx1201 and gfx950. Elsewhere (gfx1100, mixed formats, 16-bit activations) th
 converted to the 16-bit type in the kernel (bf16 for two fp8 operands, else the activations'
 type: exact, every e4m3 and e5m2 value is one of both) and multiplied as 16-bit. gfx942's tile
 library reads fp8 as the FNUZ formats: there the kernel reads the OCP bytes as int8 and decodes
-them with integer arithmetic (decode_ocp), so OCP fp8 runs on every target.
+them itself (decode_ocp), so OCP fp8 runs on every target.
 
-A workgroup of 4 waves owns 64 x 64 of out, each wave 32 x 32, reading its operands from global
-memory (past the edges they read zeros): correct, not fast (an 8-bit operand is moved into the
+A workgroup of 4 waves owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64, each
+wave 16 x 32: a group's product is held beside the sum), reading its operands from global memory
+(past the edges they read zeros): correct, not fast (an 8-bit operand is moved into the
 matrix fragment by a lane shuffle on every hk.mma; see docs/tiles.md).
 """
 
@@ -62,14 +63,20 @@ NONE, TENSOR, LINE, BLOCK = 0, 1, 2, 3
 @hk.func
 def decode_ocp(t, fmt, dtype):
     """An int8 tile holding OCP fp8 bytes of format `fmt` as `dtype` in the row layout (a matrix
-    operand), decoded in integer arithmetic: (2^m + mantissa) * 2^(e - bias - m), e = 0 being
-    subnormal; e4m3's S.1111.111 is NaN, e5m2's exponent 31 infinity (mantissa 0) or NaN."""
+    operand), its fields taken apart by integer operations: (2^m + mantissa) * 2^(e - bias - m)
+    with m the mantissa's bits, e = 0 subnormal (mantissa * 2^(1 - bias - m)), the power of two
+    made of exact fp32 products; e4m3's S.1111.111 is NaN, e5m2's exponent 31 infinity (mantissa
+    0) or NaN. What hk's conversions cannot do on gfx942, whose tile library's fp8 is FNUZ."""
     ebits, mbits, bias = OCP[fmt]
     u = t.to(hk.i32) & 255
     e = (u >> mbits) & ((1 << ebits) - 1)
     m = u & ((1 << mbits) - 1)
     mant = (m + hk.where(e != 0, hk.full(e.spec, 1 << mbits), 0)).to(hk.fp32)
-    v = mant * hk.math.exp2((hk.maximum(e, hk.full(e.spec, 1)) - (bias + mbits)).to(hk.fp32))
+    e = hk.maximum(e, hk.full(e.spec, 1))
+    p = hk.full(mant.spec, 2.0 ** (-bias - mbits))  # times 2^e, built bit by bit of e: exact
+    for i in range(ebits):
+        p = hk.where((e & (1 << i)) != 0, p * float(2 ** (2 ** i)), p)
+    v = mant * p
     if fmt == "fp8e4m3":
         v = hk.where((u & 127) == 127, hk.full(v.spec, float("nan")), v)
     else:

@@ -174,7 +174,8 @@ def close_q(q, want, qdtype):
         assert (a - b).abs().max() <= 1
         assert (a != b).float().mean() < 0.01
     else:
-        step = 2.0 ** (torch.floor(torch.log2(b.abs().clamp(min=2.0 ** -6))) - (3 if qdtype == torch.float8_e4m3fn else 2))
+        mantissa = 3 if qdtype == torch.float8_e4m3fn else 2
+        step = 2.0 ** (torch.floor(torch.log2(b.abs().clamp(min=2.0 ** -6))) - mantissa)
         assert bool(((a - b).abs() <= step).all())
 
 
@@ -215,7 +216,7 @@ def test_rms_norm_quant_on_the_emulator(monkeypatch, arch):
             same_bits(mine, want_res)
 
 
-def test_rms_norm_quant_opcheck_and_refusals(interp):
+def test_rms_norm_quant_opcheck_and_refusals(interp, monkeypatch):
     x = sample((16, 64), torch.bfloat16)
     w = torch.ones(64, dtype=torch.bfloat16)
     torch.library.opcheck(torch.ops.hk.rms_norm_dynamic_per_token_quant.default,
@@ -231,6 +232,9 @@ def test_rms_norm_quant_opcheck_and_refusals(interp):
         op(x, w, 1e-6, torch.float8_e4m3fn, torch.tensor([1.0], dtype=torch.float16))
     with pytest.raises(LaunchError, match="cannot quantize to torch.int16"):
         op(x, w, 1e-6, torch.int16)
+    monkeypatch.setenv("HK_ARCH", "gfx942")
+    with pytest.raises(LaunchError, match="FNUZ"):
+        op(x, w, 1e-6, torch.float8_e4m3fn)
 
 
 @pytest.mark.parametrize("arch", facts.archs())

@@ -4,7 +4,7 @@ forms; scaled_mm (torch._scaled_mm, which it is also compared to directly where 
 per tensor, rowwise, with 128 x 128 block scales, W8A16, e5m2 and mixed formats; odd M and N,
 ragged K, batched a; on the interpreter and the emulator: int8 on gfx1100, gfx942, gfx950 and
 gfx1201, fp8 on gfx1100 (converted to bf16), gfx1201 and gfx950 (fp8 instructions) and gfx942
-(OCP bytes decoded in integer arithmetic, checked for every byte). Then opcheck, torch.compile,
+(OCP bytes decoded by the kernel, checked for every byte). Then opcheck, torch.compile,
 every argument refused, and each kernel through the gates on every target."""
 
 import pytest
@@ -83,7 +83,8 @@ def int8_case(a, b, scale_a, scale_b, bias, adj, azp, modes, out_dtype):
     return sa, sb, bias, azp_adj, azp if modes[3] == "token" else None
 
 
-INT8_MODES = [("tensor", "tensor", False, None), ("token", "channel", True, None), ("token", "channel_col", False, "adj"),
+INT8_MODES = [("tensor", "tensor", False, None), ("token", "channel", True, None),
+              ("token", "channel_col", False, "adj"),
               ("tensor", "channel_flat", True, "token"), ("token", "tensor", True, "adj")]
 
 
@@ -324,7 +325,9 @@ def test_bad_fp8_arguments_are_launch_errors(interp):
     bf = torch.bfloat16
     refused(lambda: mm(a.float(), b, None, None, bf), r"a is float32 \[8, 256\]; it must be float8_e4m3fn or "
                                                       r"float8_e5m2 or bfloat16 or float16")
-    refused(lambda: mm(a, b.to(bf), None, None, bf), r"b is bfloat16 \[256, 256\]; it must be float8_e4m3fn or float8_e5m2")
+    refused(lambda: mm(a, b.to(bf), None, None, bf),
+            r"b is bfloat16 \[256, 256\]; it must be float8_e4m3fn or float8_e5m2")
+    refused(lambda: mm(a.view(torch.float8_e4m3fnuz), b, None, None, bf), "a is float8_e4m3fnuz")
     refused(lambda: mm(a, b[:128], None, None, bf), r"\[K, N\]")
     refused(lambda: mm(a, b, s["row"][0].half(), None, bf), "scale_a is float16")
     refused(lambda: mm(a, b, None, s["row"][1].t(), bf), r"scale_b has shape \[256, 1\]; it must be one element "
