@@ -67,6 +67,25 @@ Quantization (int8, fp8 e4m3 and e5m2; not fp8 on gfx942, whose fp8 is FNUZ), ea
     quant_per_row(x, qdtype) -> (q, scale)    scale = max|row| / QMAX per row ([..., 1] fp32)
     quant(x, scale, qdtype) -> q              one scale for the tensor
     dequant(q, scale, dtype) -> x             per row or per tensor
+    rms_norm_dynamic_per_token_quant(x, weight, epsilon, quant_dtype, scale_ub=None, residual=None)
+                                              -> (q, scale): vLLM's, one kernel: rms_norm(x (+ residual))
+                                              * weight quantized per row (scale [..., 1], at most
+                                              scale_ub / QMAX for fp8); the sum written over residual
+
+8-bit GEMMs (hk.ops.mm8; out bf16 or fp16, bias [N] in it), each also NAME_out(out, ...):
+
+    int8_scaled_mm(a, b, scale_a, scale_b, out_dtype, bias=None, azp_adj=None, azp=None)
+                                              vLLM's cutlass_scaled_mm(_azp): a int8 [..., K], b int8
+                                              [K, N] (the weight transposed, read in place); scale_a
+                                              fp32 per tensor or per token [M, 1], scale_b per tensor or
+                                              per channel; scale_a * scale_b * (a @ b - azp * azp_adj) + bias,
+                                              the product and the zero-point term exact in int32
+    scaled_mm(a, b, scale_a, scale_b, out_dtype, bias=None)
+                                              torch._scaled_mm: a, b fp8 (e4m3 or e5m2), fp32
+                                              accumulation; scales None, per tensor, rowwise ([M, 1],
+                                              [1, N]) or 128 x 128 blocks (scale_a [M, K/128], scale_b
+                                              [K/128, N/128]); a bf16 or fp16 with fp8 b (W8A16). The fp8
+                                              instruction on gfx1201 and gfx950, else converted to 16 bits
 
 Training:
 
@@ -92,7 +111,7 @@ flash_attention on the calls it covers and torch's SDPA on the others (hk.ops.sd
 which and why).
 """
 
-from hk.ops import attention, awq, elementwise, gemm, gptq, indexed, moe, norms, paged, quantize, rotary, training
+from hk.ops import attention, awq, elementwise, gemm, gptq, indexed, mm8, moe, norms, paged, quantize, rotary, training
 from hk.ops import registry
 from hk.ops.sdpa import route as sdpa_route, sdpa
 
@@ -100,7 +119,7 @@ OPS = dict(norms.OPS)
 OPS.update(elementwise.OPS)
 OPS.update(gemm.OPS)
 OPS.update(attention.OPS)
-for _module in (rotary, indexed, training, quantize, paged, awq, gptq, moe):
+for _module in (rotary, indexed, training, quantize, mm8, paged, awq, gptq, moe):
     OPS.update(_module.OPS)
 
 for _name, _op in OPS.items():

@@ -13,6 +13,10 @@ is what torch's clamp-then-cast gives. QMAX is 127, 448 or 57344. A row of zeros
 1e-30 / QMAX (q is zero, and dequant gives zeros). Also quant_per_row_out, quant_out and
 dequant_out.
 
+    rms_norm_dynamic_per_token_quant(x, weight, epsilon, quant_dtype, scale_ub=None, residual=None)
+        -> (q, scale): vLLM's RMSNorm fused with per-token quantization (rms_quant_kernel), in
+        place on residual (x + residual written over it)
+
 fp8 is refused on gfx942, whose fp8 is the FNUZ formats (torch's float8_*fnuz), not these.
 """
 
@@ -199,3 +203,126 @@ OPS = {
         "dequant_out", "(Tensor(a!) out, Tensor q, Tensor scale) -> ()",
         lambda out, q, scale: launch_dequant(q, scale, out), lambda out, q, scale: None, mutates=("out",)),
 }
+
+
+# RMSNorm fused with per-token quantization --------------------------------------------------------
+
+def min_scale(qdtype):
+    """The least scale vLLM's rms_norm_dynamic_per_token_quant gives a row: fp32's epsilon for
+    int8, 1 / (QMAX * 512) for fp8."""
+    return float(torch.finfo(torch.float32).eps) if qdtype == hk.i8 else 1.0 / (QMAX_OF[qdtype] * 512.0)
+
+
+QMAX_OF = dict(QDTYPES.values())
+
+
+@functools.lru_cache(maxsize=None)
+def rms_quant_kernel(dtype, qdtype, residual, bounded):
+    """RMSNorm then per-row quantization in one kernel, as vLLM's rms_norm_dynamic_per_token_quant
+    computes it: s = x (+ residual) in fp32; y = (s * rsqrt(mean(s^2) + eps)) rounded to `dtype`,
+    times the weight, rounded to `dtype`; scale = max(min(max|y|, ub) * (1 / QMAX), min_scale);
+    q = y / scale (int8: y * (1 / scale), rounded to nearest even), saturated. With `residual`,
+    the sum is written over it (in the last pass, after every read of the row)."""
+    qmax = QMAX_OF[qdtype]
+    floor = min_scale(qdtype)
+    f32 = hk.fp32
+    tile = hk.RT(dtype, ROWS, BLOCK)
+    name = "rms_quant_%s_%s%s%s" % (dtype.name, qdtype.name, "_res" if residual else "", "_ub" if bounded else "")
+
+    @hk.func
+    def body(x, res, w, ub, q, scale, eps):
+        r = hk.arch.block_idx.y
+        steps = hk.cdiv(x.cols, BLOCK)
+
+        def total(j):  # x (+ residual) of column tile j in fp32
+            v = x[0, 0, r, j].load(tile).to(f32)
+            return v + res[0, 0, r, j].load(tile).to(f32) if residual else v
+
+        squares = hk.zeros(hk.RV(f32, ROWS, "col"))
+        for j in hk.range(steps):  # columns past the edge read zeros
+            v = total(j)
+            squares = squares + hk.row_sum(v * v)
+        rms = hk.math.rsqrt(squares / x.cols.to(f32) + eps)
+
+        def normed(v, j):
+            y = hk.mul_row(v, rms).to(dtype).to(f32)
+            return hk.mul_col(y, w[0, 0, 0, j].load(hk.RV(dtype, BLOCK, "row")).to(f32)).to(dtype).to(f32)
+
+        amax = hk.zeros(hk.RV(f32, ROWS, "col"))
+        for j in hk.range(steps):
+            amax = hk.maximum(amax, hk.row_max(hk.math.abs(normed(total(j), j))))
+        if bounded:
+            amax = hk.minimum(amax, hk.zeros(hk.RV(f32, ROWS, "col")) + ub.load_scalar(0, 0, 0, 0))
+        s = hk.maximum(amax * (1.0 / qmax), hk.full(hk.RV(f32, ROWS, "col"), floor))
+        inverse = 1.0 / s
+        for j in hk.range(steps):
+            v = total(j)
+            y = normed(v, j)
+            if residual:
+                res[0, 0, r, j] = v.to(dtype)
+            q[0, 0, r, j] = _to_q(hk.mul_row(y, inverse) if qdtype == hk.i8 else hk.div_row(y, s), qdtype)
+        scale[0, 0, 0, r] = s
+
+    grid = lambda p: (1, hk.cdiv(p.x.rows, ROWS))  # noqa: E731
+    X, W, Q, F = hk.Tensor[dtype], hk.Tensor[dtype], hk.Tensor[qdtype], hk.Tensor[hk.fp32]
+    if residual and bounded:
+        def rms_quant(x: X, res: X, w: W, ub: F, q: Q, scale: F, eps: float):
+            body(x, res, w, ub, q, scale, eps)
+    elif residual:
+        def rms_quant(x: X, res: X, w: W, q: Q, scale: F, eps: float):
+            body(x, res, w, None, q, scale, eps)
+    elif bounded:
+        def rms_quant(x: X, w: W, ub: F, q: Q, scale: F, eps: float):
+            body(x, None, w, ub, q, scale, eps)
+    else:
+        def rms_quant(x: X, w: W, q: Q, scale: F, eps: float):
+            body(x, None, w, None, q, scale, eps)
+    return hk.kernel(grid=grid, name=name)(rms_quant)
+
+
+def launch_rms_quant(x, weight, eps, scale_ub, residual, q, scale):
+    op = "rms_norm_dynamic_per_token_quant"
+    dtype = registry.dtype_of(op, x)
+    qd = _qdtype(op, q.dtype)
+    n = x.shape[-1] if x.dim() else 1
+    registry.same(op, "weight", weight, x)
+    if weight.dim() != 1 or weight.shape[0] != n:
+        raise registry.LaunchError("hk.ops.%s: weight has shape %s; it must be [%d]" % (op, list(weight.shape), n))
+    if residual is not None:
+        registry.same(op, "residual", residual, x)
+        if residual.shape != x.shape:
+            raise registry.LaunchError("hk.ops.%s: residual has shape %s; it must be x's, %s"
+                                       % (op, list(residual.shape), list(x.shape)))
+    if scale_ub is not None:
+        if qd == hk.i8:
+            raise registry.LaunchError("hk.ops.%s: scale_ub bounds fp8 scales, not int8's" % op,
+                                       hint="pass scale_ub=None for int8 (as vLLM requires)")
+        if scale_ub.dtype != torch.float32 or scale_ub.numel() != 1 or scale_ub.device != x.device:
+            raise registry.LaunchError("hk.ops.%s: scale_ub is %s %s on %s; it must be one float32 element on %s"
+                                       % (op, scale_ub.dtype, list(scale_ub.shape), scale_ub.device, x.device))
+    _check_q(op, q, x)
+    _check_scale(op, scale, x, True)
+    if not x.numel():
+        return
+    args = [registry.rows(op, "x", x, n)]
+    if residual is not None:
+        args.append(registry.rows(op, "residual", residual, n, writable=True))
+    args.append(weight.contiguous())
+    if scale_ub is not None:
+        args.append(scale_ub.reshape(1))
+    args += [registry.rows(op, "q", q, n, writable=True), scale.view(-1)]
+    rms_quant_kernel(dtype, qd, residual is not None, scale_ub is not None)(*args, float(eps))
+
+
+def _rms_quant(x, weight, epsilon, quant_dtype, scale_ub=None, residual=None):
+    q, scale = _q_empty(x, quant_dtype), _scale_empty(x)
+    launch_rms_quant(x, weight, epsilon, scale_ub, residual, q, scale)
+    return q, scale
+
+
+OPS["rms_norm_dynamic_per_token_quant"] = registry.define(
+    "rms_norm_dynamic_per_token_quant",
+    "(Tensor x, Tensor weight, float epsilon, ScalarType quant_dtype, Tensor? scale_ub=None, "
+    "Tensor(a!)? residual=None) -> (Tensor, Tensor)", _rms_quant,
+    lambda x, weight, epsilon, quant_dtype, scale_ub=None, residual=None: (_q_empty(x, quant_dtype), _scale_empty(x)),
+    mutates=("residual",))

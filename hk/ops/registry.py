@@ -49,10 +49,13 @@ def _autograd_kernel(op, impl, written):
     """The op's kernel at the Autograd key: bumps the version of the tensors it writes (what
     autograd's checks of a saved tensor modified in place read) and passes the call below."""
     returns = len(op._schema.returns)
+    names = [op._schema.arguments[i].name for i in written]
 
     def kernel(keyset, *args, **kwargs):
         if written:
-            torch._C._increment_version([args[i] for i in written if args[i] is not None])
+            # (A written tensor may be optional: left out, given by name, or None.)
+            tensors = [args[i] if i < len(args) else kwargs.get(name) for i, name in zip(written, names)]
+            torch._C._increment_version([t for t in tensors if t is not None])
         if torch.is_grad_enabled() and torch._C._any_requires_grad(*args, **kwargs):
             return _NoGradient.apply(op, keyset, kwargs, *args)
         below = keyset & _BELOW_AUTOGRAD

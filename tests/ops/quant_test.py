@@ -2,7 +2,8 @@
 e4m3 and e5m2; per row and per tensor, and back; bf16, fp16 and fp32, ragged and row-padded,
 a row of zeros, saturating values and rounding ties; on the interpreter and the emulator
 (gfx1100, gfx950), bit for bit; fp8 refused on gfx942 (FNUZ); opcheck, what they refuse, and
-the kernels through the gates on every target."""
+the kernels through the gates on every target. Then RMSNorm fused with per-token quantization
+against vLLM's formulas (residual, scale_ub), within one step of the quantized grid."""
 
 import pytest
 import torch
@@ -146,4 +147,100 @@ def test_the_kernels_pass_the_gates(arch):
         for kernel in (quantize.quant_per_row_kernel(dtype, qdtype), quantize.quant_kernel(dtype, qdtype),
                        quantize.dequant_kernel(qdtype, dtype, True), quantize.dequant_kernel(qdtype, dtype, False)):
             built = kernel.build(arch, divisors=1)
+            assert built.meta.spills == 0, built.report()
+
+
+# RMSNorm fused with per-token quantization (vLLM's rms_norm_dynamic_per_token_quant) -------------
+
+def rms_quant_reference(x, weight, eps, qdtype, scale_ub=None, residual=None):
+    """vLLM's: the sum in fp32, normalized, rounded to x's dtype, times the weight in x's dtype;
+    scale = max(min(amax, ub) * (1 / QMAX), floor); int8 y * (1 / scale) rounded, fp8 y / scale;
+    returns (q, scale, the new residual)."""
+    s = x.float() + (residual.float() if residual is not None else 0.0)
+    y = (s * torch.rsqrt(s.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype) * weight
+    amax = y.abs().amax(-1, keepdim=True).float()
+    if scale_ub is not None:
+        amax = amax.clamp(max=scale_ub)
+    scale = (amax * (1.0 / QMAX[qdtype])).clamp(min=quantize.min_scale(quantize.QDTYPES[qdtype][0]))
+    v = y.float() * (1.0 / scale) if qdtype == torch.int8 else y.float() / scale
+    return to_q(v, qdtype), scale, s.to(x.dtype) if residual is not None else None
+
+
+def close_q(q, want, qdtype):
+    """q within one step of its grid of `want` (rsqrt's last bit may differ from torch's)."""
+    assert q.dtype == want.dtype and q.shape == want.shape
+    a, b = q.float(), want.float()
+    if qdtype == torch.int8:
+        assert (a - b).abs().max() <= 1
+        assert (a != b).float().mean() < 0.01
+    else:
+        mantissa = 3 if qdtype == torch.float8_e4m3fn else 2
+        step = 2.0 ** (torch.floor(torch.log2(b.abs().clamp(min=2.0 ** -6))) - mantissa)
+        assert bool(((a - b).abs() <= step).all())
+
+
+@pytest.mark.parametrize("qdtype, with_residual, bounded", [(q, r, b) for q in QDTYPES for r, b in (
+    (False, False), (True, False), (True, True)) if not (b and q == torch.int8)])  # (scale_ub: fp8's)
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_rms_norm_quant_on_the_interpreter(interp, qdtype, dtype, with_residual, bounded):
+    x = sample((37, 200), dtype, padded=True)
+    g = torch.Generator().manual_seed(3)
+    weight = (torch.randn(200, generator=g) * 0.5 + 1).to(dtype)
+    residual = (torch.randn(37, 200, generator=g)).to(dtype) if with_residual else None
+    ub = torch.tensor([0.6]) if bounded else None  # below most rows' amax: the bound is active
+    want_q, want_scale, want_res = rms_quant_reference(x, weight, 1e-6, qdtype, ub, residual)
+    mine = residual.clone() if with_residual else None
+    q, scale = torch.ops.hk.rms_norm_dynamic_per_token_quant(x, weight, 1e-6, qdtype, ub, mine)
+    close_q(q, want_q, qdtype)
+    torch.testing.assert_close(scale, want_scale, rtol=1e-6, atol=0)
+    if with_residual:
+        same_bits(mine, want_res)
+    if bounded:
+        assert (scale == ub * (1.0 / QMAX[qdtype])).float().mean() > 0.5
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
+def test_rms_norm_quant_on_the_emulator(monkeypatch, arch):
+    monkeypatch.setenv("HK_DEVICE", "emu")
+    monkeypatch.setenv("HK_ARCH", arch)
+    x = sample((20, 300), torch.bfloat16)
+    weight = torch.linspace(0.5, 1.5, 300).to(torch.bfloat16)
+    residual = sample((20, 300), torch.bfloat16, seed=4)
+    for qdtype, res, ub in ((torch.int8, residual, None), (torch.float8_e4m3fn, None, torch.tensor([1.0]))):
+        want_q, want_scale, want_res = rms_quant_reference(x, weight, 1e-5, qdtype, ub, res)
+        mine = res.clone() if res is not None else None
+        q, scale = torch.ops.hk.rms_norm_dynamic_per_token_quant(x, weight, 1e-5, qdtype, ub, mine)
+        close_q(q, want_q, qdtype)
+        torch.testing.assert_close(scale, want_scale, rtol=1e-6, atol=0)
+        if res is not None:
+            same_bits(mine, want_res)
+
+
+def test_rms_norm_quant_opcheck_and_refusals(interp, monkeypatch):
+    x = sample((16, 64), torch.bfloat16)
+    w = torch.ones(64, dtype=torch.bfloat16)
+    torch.library.opcheck(torch.ops.hk.rms_norm_dynamic_per_token_quant.default,
+                          (x, w, 1e-6, torch.int8, None, x.clone()))
+    op = torch.ops.hk.rms_norm_dynamic_per_token_quant
+    with pytest.raises(LaunchError, match=r"weight has shape \[32\]; it must be \[64\]"):
+        op(x, w[:32], 1e-6, torch.int8)
+    with pytest.raises(LaunchError, match=r"residual has shape \[16, 32\]"):
+        op(x, w, 1e-6, torch.int8, None, x[:, :32].clone())
+    with pytest.raises(LaunchError, match="scale_ub bounds fp8 scales"):
+        op(x, w, 1e-6, torch.int8, torch.tensor([1.0]))
+    with pytest.raises(LaunchError, match="scale_ub is torch.float16"):
+        op(x, w, 1e-6, torch.float8_e4m3fn, torch.tensor([1.0], dtype=torch.float16))
+    with pytest.raises(LaunchError, match="cannot quantize to torch.int16"):
+        op(x, w, 1e-6, torch.int16)
+    monkeypatch.setenv("HK_ARCH", "gfx942")
+    with pytest.raises(LaunchError, match="FNUZ"):
+        op(x, w, 1e-6, torch.float8_e4m3fn)
+
+
+@pytest.mark.parametrize("arch", facts.archs())
+def test_the_rms_quant_kernels_pass_the_gates(arch):
+    qdtypes = (hk.i8,) if arch in quantize.FNUZ_TARGETS else (hk.i8, hk.fp8e4m3)
+    for qdtype in qdtypes:
+        for residual, bounded in ((True, qdtype != hk.i8), (False, False)):
+            built = quantize.rms_quant_kernel(hk.bf16, qdtype, residual, bounded).build(arch, divisors=1)
             assert built.meta.spills == 0, built.report()
