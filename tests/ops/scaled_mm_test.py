@@ -141,7 +141,8 @@ def fp8_scales(m, n, k, seed=0):
     r = lambda *shape: torch.rand(*shape, generator=g) + 0.25  # noqa: E731
     return {"tensor": (r(1)[0].reshape(()), r(1)), "row": (r(m, 1), r(1, n)),
             "block": (r(m, k // 128), r(n // 128, k // 128).t()), "w8a16": (None, r(1, n)),
-            "block_w": (r(1), r(n // 128, k // 128).t()), "none": (None, None)}
+            "block_w": (r(1), r(n // 128, k // 128).t()), "block_w_token": (r(m, 1), r(n // 128, k // 128).t()),
+            "none": (None, None)}
 
 
 def fp8_reference(a, b, sa, sb, bias=None):
@@ -157,7 +158,9 @@ def fp8_reference(a, b, sa, sb, bias=None):
         for g in range(k // 128):
             part = ad[:, 128 * g:128 * (g + 1)] @ bd[128 * g:128 * (g + 1)]
             if sa is not None:
-                part = part * (sa.double()[:, g:g + 1] if sa.numel() > 1 else sa.double().reshape(()))
+                blocks_a = sa.dim() == 2 and sa.shape[1] > 1
+                part = part * (sa.double()[:, g:g + 1] if blocks_a else sa.double().reshape(-1, 1) if sa.numel() > 1
+                               else sa.double().reshape(()))
             if sb is not None:
                 part = part * (sb.double()[g].repeat_interleave(128) if sb.numel() > 1 else sb.double().reshape(()))
             y += part
@@ -174,7 +177,8 @@ def fp8_reference(a, b, sa, sb, bias=None):
 FP8_CASES = [  # (mode, a dtype, b dtype, bias, out dtype)
     ("tensor", E4, E4, False, torch.bfloat16), ("row", E4, E4, True, torch.bfloat16),
     ("row", E5, E5, False, torch.float16), ("block", E4, E4, True, torch.bfloat16),
-    ("block_w", E4, E4, False, torch.float16), ("w8a16", torch.bfloat16, E4, True, torch.bfloat16),
+    ("block_w", E4, E4, False, torch.float16), ("block_w_token", E4, E4, True, torch.bfloat16),
+    ("w8a16", torch.bfloat16, E4, True, torch.bfloat16),
     ("w8a16", torch.float16, E5, False, torch.float16), ("none", E4, E5, False, torch.bfloat16),
 ]
 
