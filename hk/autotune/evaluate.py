@@ -169,6 +169,22 @@ def _gpu_name():
         return "gpu"
 
 
+def _parts(jobs, workers):
+    """The work of a run as [(job index, shape indices, job)], in the order workers take it:
+    whole jobs first (a worker reuses the candidate it traced, built and decoded at its other
+    shapes), then the last 2 x workers jobs cut into their shapes, each of them at its first
+    shape, then at its second..., so that the workers build different candidates at once and
+    the last results to come in are one prediction each, not a candidate's whole list: every
+    worker stays busy until nearly the end (and a batch of one candidate uses them all)."""
+    whole = max(0, len(jobs) - 2 * workers)
+    out = [(i, list(range(len(job.shapes))), job) for i, job in enumerate(jobs[:whole])]
+    for s in range(max((len(j.shapes) for j in jobs[whole:]), default=0)):
+        for i, job in enumerate(jobs[whole:], whole):
+            if s < len(job.shapes):
+                out.append((i, [s], dataclasses.replace(job, shapes=[job.shapes[s]])))
+    return out
+
+
 # The jobs of a run in progress: forked workers inherit them and are sent an index (a job holds
 # the user's functions, which need not pickle).
 _JOBS = []
@@ -185,20 +201,30 @@ def _in_worker(index):
 
 def run(jobs, workers=1, done=None):
     """Each job's [(key, record)], in order. Workers > 1: in forked processes (the compile cache
-    and the result cache are safe under concurrent writers); done(job) after each."""
+    and the result cache are safe under concurrent writers), the last jobs a shape at a time
+    (_parts); done(job) after each job's last shape. A record does not depend on the process
+    that makes it nor on what that process made before."""
     outcomes = [None] * len(jobs)
-    _JOBS[:] = jobs
+    parts = _parts(jobs, workers) if workers > 1 else []
     try:
-        if workers > 1 and len(jobs) > 1:
+        if len(parts) > 1:
+            _JOBS[:] = [job for _, _, job in parts]
+            per_job = [[None] * len(job.shapes) for job in jobs]
+            left = [len(job.shapes) for job in jobs]
             context = multiprocessing.get_context("fork")  # workers inherit the loaded kernels
-            with concurrent.futures.ProcessPoolExecutor(min(workers, len(jobs)), mp_context=context) as pool:
-                futures = {pool.submit(_in_worker, i): i for i in range(len(jobs))}
+            with concurrent.futures.ProcessPoolExecutor(min(workers, len(parts)), mp_context=context) as pool:
+                futures = {pool.submit(_in_worker, n): n for n in range(len(parts))}
                 for future in concurrent.futures.as_completed(futures):
-                    i = futures[future]
-                    outcomes[i] = future.result()
-                    if done:
-                        done(jobs[i])
+                    i, shapes, _ = parts[futures[future]]
+                    for s, result in zip(shapes, future.result()):
+                        per_job[i][s] = result
+                    left[i] -= len(shapes)
+                    if not left[i]:
+                        outcomes[i] = per_job[i]
+                        if done:
+                            done(jobs[i])
         else:
+            _JOBS[:] = jobs
             for i in range(len(jobs)):
                 outcomes[i] = _in_worker(i)
                 if done:

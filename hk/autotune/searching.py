@@ -220,11 +220,17 @@ def search(target, shapes, arch=None, *, space=None, strategy="auto", effort="me
         return {c: _score(records, c, len(shapes)) for c in configs}
 
     walk = strategies.Walk(evaluate, budget_s, None if strategy == "exhaustive" else max_evaluations)
-    if default is not None:
-        walk.batch([default])
-    if strategy == "exhaustive":
+    if strategy == "exhaustive" and budget_s is None:
+        # One batch, today's choice first: the workers take candidates and shapes until the last
+        # with no wait between batches (a budget is checked between batches: then they are small).
+        walk.batch(([default] if default is not None else []) + candidates)
+    elif strategy == "exhaustive":
+        if default is not None:
+            walk.batch([default])
         strategies.exhaustive(walk, candidates, max(2 * workers, 1))
     else:
+        if default is not None:
+            walk.batch([default])
         start = default if default in candidates else candidates[0]
         strategies.pattern(walk, chosen_space, start, candidates)
 

@@ -168,3 +168,32 @@ def test_a_foreign_exception_is_reported_but_never_cached(monkeypatch):
     seen = counting(monkeypatch)
     hk.autotune.search(flaky, shapes()[:1], ARCH, jobs=1, evaluator="model")
     assert seen == [{"X": 2}]
+
+
+def test_how_the_work_is_shared_changes_no_record():
+    # Whole candidates first, the last ones a shape at a time; whichever worker makes a record,
+    # it is the prediction hk.perf makes of that candidate at that shape on its own, to the bit.
+    from hk import perf
+    from hk.autotune.space import Config
+    from hk.autotune.tunable import of_kernel
+
+    tunable = of_kernel(double)
+    configs = [Config({"ROWS": r}) for r in (16, 32, 24, 16, 32, 16)]
+    jobs = [evaluate.Job(tunable, c, ARCH, [(s, "k%d.%d" % (n, i)) for i, s in enumerate(shapes())], "model")
+            for n, c in enumerate(configs)]
+    parts = evaluate._parts(jobs, 2)
+    assert [(i, s) for i, s, _ in parts] == [(0, [0, 1]), (1, [0, 1]), (2, [0]), (3, [0]), (4, [0]), (5, [0]),
+                                             (2, [1]), (3, [1]), (4, [1]), (5, [1])]
+    finished = []
+    shared = evaluate.run(jobs, workers=2, done=finished.append)
+    assert sorted(id(j) for j in finished) == sorted(id(j) for j in jobs)
+    alone = evaluate.run(jobs, workers=1)
+    assert shared == alone
+    for job, outcome in zip(jobs, shared):
+        assert [k for k, _ in outcome] == [k for _, k in job.shapes]
+        for (shape, _), (_, record) in zip(job.shapes, outcome):
+            if job.config["ROWS"] == 24:
+                assert record["status"] == "refused" and record["stage"] == "trace"
+                continue
+            direct = perf.predict(double, *shape, arch=ARCH, **job.config.as_dict())
+            assert record["status"] == "ok" and record["seconds"] == direct.seconds
