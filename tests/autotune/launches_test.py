@@ -18,6 +18,7 @@ from hk.autotune.tunable import Tunable
 from hk.errors import TuneError
 from hk.ops import gemm, moe
 from hk.runtime import launch
+from tests.autotune.stand_ins import Clock
 
 ARCH = "gfx1100"
 SPLIT_SHAPE = (1, 64, 512)            # M=1: K's 16 steps in 2 parts by today's rule
@@ -123,20 +124,6 @@ def test_moe_search_sums_both_grouped_gemms_and_fused_moe_takes_the_choice(monke
     torch.testing.assert_close(y.float(), moe.reference(x, w1, w2, weights, ids).float(), atol=0.05, rtol=0.02)
 
 
-class Clock:
-    def flush(self):
-        pass
-
-    def start(self):
-        return 0
-
-    def stop(self, started):
-        return started
-
-    def seconds(self, marks):
-        return [3e-6 for _ in marks]
-
-
 def test_a_candidate_of_several_launches_is_timed_as_one_unit(monkeypatch):
     # No GPU here: the interpreter runs the launches and the clock is the test's.
     monkeypatch.setenv("HK_DEVICE", "interp")
@@ -151,7 +138,7 @@ def test_a_candidate_of_several_launches_is_timed_as_one_unit(monkeypatch):
     measure = timing.measure
     monkeypatch.setattr(timing, "measure", lambda fn, clock=None: measure(fn, warmup=1, runs=2, clock=clock))
     job = evaluate.Job(gemm.SPLIT_K, Config({"parts": 4}), ARCH, [(SPLIT_SHAPE, "k1")], "time")
-    [(key, record)] = evaluate.time(job, clock=Clock(), tensor_device="cpu")
+    [(key, record)] = evaluate.time(job, clock=Clock(3e-6), tensor_device="cpu")
     assert key == "k1" and record["status"] == "ok" and record["seconds"] == 3e-6
     # Each run (one warm-up, two timed) is the product then the sum.
     assert ran == ["gemm_split", "split_sum_bf16"] * 3

@@ -11,6 +11,7 @@ import torch
 import hk
 from hk.autotune import evaluate, results
 from hk.errors import HKWarning, TuneError
+from tests.autotune.stand_ins import Clock
 
 ARCH = "gfx1100"
 
@@ -125,20 +126,6 @@ def test_a_kernel_without_a_space_is_refused():
         hk.autotune.search(plain, [()], ARCH)
 
 
-class Clock:
-    def flush(self):
-        pass
-
-    def start(self):
-        return 0
-
-    def stop(self, started):
-        return started
-
-    def seconds(self, marks):
-        return [2e-6 for _ in marks]
-
-
 def test_the_timed_evaluator_builds_then_times_each_shape(monkeypatch):
     # No GPU here: the interpreter runs the launches and the clock is the test's.
     monkeypatch.setenv("HK_DEVICE", "interp")
@@ -147,10 +134,10 @@ def test_the_timed_evaluator_builds_then_times_each_shape(monkeypatch):
 
     tunable = of_kernel(double)
     job = evaluate.Job(tunable, Config({"ROWS": 16}), ARCH, [(shapes()[0], "k1")], "time")
-    [(key, record)] = evaluate.time(job, clock=Clock(), tensor_device="cpu")
+    [(key, record)] = evaluate.time(job, clock=Clock(2e-6), tensor_device="cpu")
     assert key == "k1" and record["status"] == "ok" and record["seconds"] == 2e-6
     refused = evaluate.Job(tunable, Config({"ROWS": 24}), ARCH, [(shapes()[0], "k2")], "time")
-    [(_, record)] = evaluate.time(refused, clock=Clock(), tensor_device="cpu")
+    [(_, record)] = evaluate.time(refused, clock=Clock(2e-6), tensor_device="cpu")
     assert record["status"] == "refused" and record["stage"] == "trace"
 
 
