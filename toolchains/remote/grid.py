@@ -94,13 +94,14 @@ class LocalGrid(contextlib.AbstractContextManager):
     `endpoint` and `instance` are what Bazel's --remote_executor and --remote_instance_name take."""
 
     def __init__(self, directory, workers=2, instance="hk", python="python3", venv_root=None,
-                 keepalive=10, port=0):
+                 keepalive=10, port=0, verbose=False):
         self.dir = os.path.abspath(directory)
         self.n_workers = workers
         self.instance = instance
         self.python = python
         self.venv_root = venv_root
         self.keepalive = keepalive
+        self.verbose = verbose  # the server logs each request (for diagnosing a stalled build)
         self.port = port or free_port()
         self.endpoint = "grpc://127.0.0.1:%d" % self.port
         self.procs = []  # (name, Popen), in start order
@@ -163,10 +164,14 @@ class LocalGrid(contextlib.AbstractContextManager):
         config_path = os.path.join(self.dir, "buildgrid.yml")
         with open(config_path, "w") as f:
             f.write(config)
-        server = self._start("buildgrid", [bgd, "server", "start", config_path])
+        server = self._start("buildgrid", [bgd, "server", "start"] + ["-v"] * self.verbose + [config_path])
         _wait_port(self.port, server, "BuildGrid", self.log("buildgrid"))
         for i in range(self.n_workers):
             self.add_worker(python)
+        # Ready when every worker holds its bot session: a build started earlier would have its
+        # first actions queued while the pool is still forming.
+        for i in range(self.n_workers):
+            self.wait_worker(i)
 
     def add_worker(self, python=None):
         i = len(self.workers)
@@ -176,6 +181,20 @@ class LocalGrid(contextlib.AbstractContextManager):
             "--work_dir=" + os.path.join(self.dir, "worker%d" % i), "--bot_id=worker%d" % i])
         self.workers.append(proc)
         return proc
+
+    def wait_worker(self, i, seconds=120):
+        """Waits until worker `i` has its bot session (worker.py logs it)."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            if self.workers[i].poll() is not None:
+                raise ToolchainError("worker%d exited (%d) while starting" % (i, self.workers[i].returncode),
+                                     hint="its log: %s" % self.log("worker%d" % i))
+            with open(self.log("worker%d" % i)) as f:
+                if "bot session" in f.read():
+                    return
+            time.sleep(0.2)
+        raise ToolchainError("worker%d got no bot session within %ds" % (i, seconds),
+                             hint="its log: %s; the server's: %s" % (self.log("worker%d" % i), self.log("buildgrid")))
 
     def stop(self):
         """Stops what was started: the workers and the server, then PostgreSQL (which the server

@@ -8,6 +8,7 @@ an output.
 It installs BuildGrid from PyPI (under TEST_TMPDIR, or $HK_CACHE_DIR/buildgrid when the runner
 passes HK_CACHE_DIR with --test_env) and PostgreSQL with apt-get when missing."""
 
+import glob
 import hashlib
 import os
 import re
@@ -59,6 +60,10 @@ genrule(
 """
 
 
+# Each nested build is small: a stall is cut here, with the logs, well inside the test's timeout.
+BUILD_SECONDS = 150
+
+
 def read(path):
     with open(path) as f:
         return f.read()
@@ -96,7 +101,7 @@ class RemoteExecTest(absltest.TestCase):
         cls.bazel = os.environ.get("HK_BAZEL") or shutil.which("bazel")
         cache = os.environ.get("HK_CACHE_DIR")
         venvs = os.path.join(cache, "buildgrid") if cache else os.path.join(tmp, "buildgrid-venv")
-        cls.grid = LocalGrid(os.path.join(tmp, "grid"), workers=2, venv_root=venvs, keepalive=5)
+        cls.grid = LocalGrid(os.path.join(tmp, "grid"), workers=2, venv_root=venvs, keepalive=5, verbose=True)
         cls.grid.__enter__()
 
     @classmethod
@@ -126,15 +131,38 @@ class RemoteExecTest(absltest.TestCase):
         return {"PATH": "/usr/bin:/bin", "HOME": self.home, "TEST_TMPDIR": os.environ["TEST_TMPDIR"]}
 
     def run_build(self, *targets):
-        result = subprocess.run(self.bazel_cmd("build", *targets), cwd=self.ws, env=self.env(),
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
-                                timeout=600)
-        self.assertEqual(result.returncode, 0, result.stdout)
-        return result.stdout
+        build = subprocess.Popen(self.bazel_cmd("build", *targets), cwd=self.ws, env=self.env(),
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        try:
+            out, _ = build.communicate(timeout=BUILD_SECONDS)
+        except subprocess.TimeoutExpired:
+            build.kill()
+            out, _ = build.communicate()
+            self.stalled("build " + " ".join(targets), out)
+        self.assertEqual(build.returncode, 0, out)
+        return out
+
+    def stalled(self, what, out):
+        """Fails with what the stalled build, the grid and the nested Bazel server logged, after
+        stopping that server (it would hold its lock and stall the next test's builds too)."""
+        saved = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR")
+        logs = [self.grid.log(name) for name, _ in self.grid.procs]
+        logs += glob.glob(os.path.join(os.environ["TEST_TMPDIR"], "bazel-root", "*", "java.log"))
+        for pid_file in glob.glob(os.path.join(os.environ["TEST_TMPDIR"], "bazel-root", "*", "server", "server.pid.txt")):
+            try:
+                os.kill(int(read(pid_file)), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
+        tails = []
+        for log in logs:
+            if saved:
+                shutil.copy(log, os.path.join(saved, os.path.basename(os.path.dirname(log)) + "-" + os.path.basename(log)))
+            tails.append("== %s\n%s" % (log, read(log)[-3000:]))
+        self.fail("%s did not finish within %d s\n%s\n%s" % (what, BUILD_SECONDS, out, "\n".join(tails)))
 
     def build(self, *targets):
         counts = summary(self.run_build(*targets))
-        print("build", " ".join(targets), "->", counts[2])
+        print("build", " ".join(targets), "->", counts[2], flush=True)
         return counts
 
     def output(self, name):
@@ -177,7 +205,7 @@ class RemoteExecTest(absltest.TestCase):
         # Bazel checks the digest of what it downloads: the damaged blob is no cache hit, and the
         # action runs again (here, by --remote_local_fallback: the grid still holds the bad blob).
         line = summary(out)[2]
-        print("corrupt blob ->", line)
+        print("corrupt blob ->", line, flush=True)
         self.assertNotIn("remote cache hit", line)
         self.assertRegex(line, r"1 (remote|local|linux-sandbox|processwrapper-sandbox)\b")
         self.assertEqual(self.output("plain.txt"), expected)
@@ -199,17 +227,21 @@ class RemoteExecTest(absltest.TestCase):
                 time.sleep(0.2)
             self.assertIsNotNone(victim, "no worker took the slow action")
             self.grid.workers[victim].send_signal(signal.SIGKILL)
-            out, _ = build.communicate(timeout=600)
+            out, _ = build.communicate(timeout=BUILD_SECONDS)
+        except subprocess.TimeoutExpired:
+            build.kill()
+            self.stalled("build //:slow", build.communicate()[0])
         finally:
             if build.poll() is None:
                 build.kill()
         self.assertEqual(build.returncode, 0, out)
         self.assertEqual(self.output("slow.txt"), token + "\n")
         _, _, line = summary(out)
-        print("worker%d killed mid-action ->" % victim, line)
+        print("worker%d killed mid-action ->" % victim, line, flush=True)
         # Retried by the surviving worker once the grid drops the silent one, or run here.
         self.assertRegex(line, r"1 (remote|local|linux-sandbox|processwrapper-sandbox)\b")
         self.grid.add_worker()  # the other test may run after this one
+        self.grid.wait_worker(len(self.grid.workers) - 1)
 
 
 if __name__ == "__main__":
