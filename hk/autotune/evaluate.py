@@ -44,10 +44,13 @@ def _refused(stage, error):
     return record
 
 
-def _keep(k, record):
-    """Stores a result in the result cache unless it must not outlive this search."""
-    if not record.get("transient"):
-        results.put(k, record)
+def keep(k, record):
+    """Stores a result in the result cache unless it must not outlive this search; whether it
+    did."""
+    if record.get("transient"):
+        return False
+    results.put(k, record)
+    return True
 
 
 @dataclasses.dataclass
@@ -88,11 +91,10 @@ def _ok(predictions):
     return record
 
 
-def predict(job):
-    """[(key, record)] of a job, each shape's launches predicted by hk.perf (each built as a
-    launch builds it) and their times summed."""
-    from hk import perf
-
+def _each_shape(job, step):
+    """[(key, record)] of a job: `step(launches)` at each shape whose launches the candidate
+    makes, its HKError (other than the toolchain's) recorded as the refusal of the stage that
+    raised it."""
     out = []
     for shape, k in job.shapes:
         made, refusal = _launches(job, shape)
@@ -100,16 +102,23 @@ def predict(job):
             out.append((k, refusal))
             continue
         try:
-            predictions = [perf.predict(x.kernel, *x.args, arch=job.arch, device=job.device, **x.constants)
-                           for x in made]
+            out.append((k, step(made)))
         except ToolchainError:
             raise
         except HKError as e:
             out.append((k, _refused(stage_of(e), e)))
-            continue
-        out.append((k, _ok(predictions)))
+    return out
+
+
+def predict(job):
+    """[(key, record)] of a job, each shape's launches predicted by hk.perf (each built as a
+    launch builds it) and their times summed."""
+    from hk import perf
+
+    out = _each_shape(job, lambda made: _ok([
+        perf.predict(x.kernel, *x.args, arch=job.arch, device=job.device, **x.constants) for x in made]))
     for k, record in out:
-        _keep(k, record)
+        keep(k, record)
     return out
 
 
@@ -118,22 +127,12 @@ def build(job):
     (the timed evaluator builds in the workers and times in the process that owns the GPU)."""
     from hk.runtime import launch
 
-    out = []
-    for shape, k in job.shapes:
-        made, refusal = _launches(job, shape)
-        if refusal is not None:
-            out.append((k, refusal))
-            continue
-        try:
-            for x in made:
-                launch.built(x.kernel, list(x.args), job.arch, x.constants)
-        except ToolchainError:
-            raise
-        except HKError as e:
-            out.append((k, _refused(stage_of(e), e)))
-            continue
-        out.append((k, None))
-    return out
+    def gated(made):
+        for x in made:
+            launch.built(x.kernel, list(x.args), job.arch, x.constants)
+        return None
+
+    return _each_shape(job, gated)
 
 
 def time(job, clock=None, tensor_device="cuda"):
@@ -156,7 +155,7 @@ def time(job, clock=None, tensor_device="cuda"):
             record = {"status": "ok", "seconds": seconds, "bound": "measured", "percent_of_peak": None,
                       "device": _gpu_name(), "error": None}
         out.append((k, record))
-        _keep(k, record)
+        keep(k, record)
     return out
 
 

@@ -83,7 +83,5 @@ def load(paths):
             raise TuneError("%s is not a shard's results: %s" % (path, e),
                             hint="give the files hk-tune --shard wrote") from None
         for k, record in records:
-            if not record.get("transient"):
-                results.put(k, record)
-                count += 1
+            count += evaluate_lib.keep(k, record)
     return count
