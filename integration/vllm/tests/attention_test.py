@@ -5,8 +5,9 @@ V) and attention read from it, for a prefill batch (one prompt from scratch, one
 tokens) and a decode batch, against attention computed in torch on the same cache; and a layer of
 kv_cache_dtype "fp8" (e4m3 bytes with the layer's per-tensor K and V scales): its cache bytes as
 vLLM's Triton write stores them, its attention against a float64 reference that dequantizes as
-vLLM's Triton attention reads them (this CPU build has no Triton to run), and the fp8 caches hk
-does not read left on vLLM's kernels."""
+vLLM's Triton attention reads them, and against vLLM's TritonAttentionImpl itself on the same
+steps (its Triton kernels, which this CPU build cannot run, replaced by hk_vllm's CPU stand-ins);
+and the fp8 caches hk does not read left on vLLM's kernels."""
 
 import json
 
@@ -197,3 +198,24 @@ def test_fp8_caches_hk_does_not_read_stay_on_vllms_kernels(fp8_backend):
     assert attention.uncovered(impl, q, kv_cache) == "dtype"
     impl.fp8_dtype, impl.kv_cache_dtype = torch.float8_e4m3fn, "fp8_e5m2"
     assert attention.uncovered(impl, q, kv_cache) == "dtype"
+
+
+def test_an_fp8_layer_matches_vllms_own_path(fp8_backend, all_hk, monkeypatch):
+    # vLLM's TritonAttentionImpl on the same steps, its Triton kernels replaced by hk_vllm's CPU
+    # stand-ins (what they compute, in torch): the same cache bytes, and attention within bf16.
+    from vllm.v1.attention.backends import triton_attn
+
+    from hk_vllm import cpu_kernels
+
+    impl, builder, kv_cache, layer = fp8_backend
+    monkeypatch.setattr(triton_attn, "unified_attention", cpu_kernels.unified_attention)
+    monkeypatch.setattr(triton_attn, "triton_reshape_and_cache_flash", cpu_kernels.reshape_and_cache_flash)
+    vllm_impl = triton_attn.TritonAttentionImpl(HEADS, D, D ** -0.5, KV_HEADS, None, None, "fp8")
+    vllm_cache = torch.zeros_like(kv_cache)
+    tables = [[3, 7, 1], [10, 0]]
+    for query_lens, seq_lens, seed in (([13], [13], 1), ([21, 9], [21, 22], 2), ([1, 1], [22, 23], 3)):
+        used = tables[1:] if seed == 1 else tables
+        out, _ = step(impl, builder, kv_cache, query_lens, seq_lens, used, seed, layer=layer)
+        want, _ = step(vllm_impl, builder, vllm_cache, query_lens, seq_lens, used, seed, layer=layer)
+        assert torch.equal(kv_cache, vllm_cache)
+        close(out, want)
