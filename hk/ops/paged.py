@@ -2,16 +2,19 @@
 sequence, and prefill, a run of new tokens per sequence (causal), against the sequence's cached
 keys and values, found through its block table.
 
-    paged_attention_decode(query, key_cache, value_cache, block_tables, seq_lens, scale) -> out
+    paged_attention_decode(query, key_cache, value_cache, block_tables, seq_lens, scale,
+                           k_scale=None, v_scale=None) -> out
         query [seqs, heads, head_size] bf16; key_cache, value_cache [blocks, block_size,
-        kv_heads, head_size] bf16 (block_size a multiple of 16); block_tables [seqs, max_blocks]
+        kv_heads, head_size] bf16, or vLLM's fp8 cache: OCP e4m3 bytes (uint8, or float8_e4m3fn)
+        with k_scale and v_scale, float32 tensors of one element (not read for a bf16 cache)
+        (block_size a multiple of 16); block_tables [seqs, max_blocks]
         int32 (the cache blocks of each sequence, in order); seq_lens [seqs] int32 (its tokens
         in the cache, the new one's included); out [seqs, heads, head_size] bf16. heads is a
         multiple of kv_heads (grouped-query heads); head_size a multiple of 16 up to 256.
     paged_attention_decode_out(out, query, key_cache, value_cache, block_tables, seq_lens, scale)
 
     paged_attention_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc,
-                            max_query_len, scale) -> out
+                            max_query_len, scale, k_scale=None, v_scale=None) -> out
         query [tokens, heads, head_size]: the new tokens of every sequence, one after another,
         sequence s's from query_start_loc[s] to query_start_loc[s + 1] (int32, [seqs + 1]), at
         most max_query_len of them; they are the last of the sequence's seq_lens[s] tokens,
@@ -30,6 +33,11 @@ the matrix cores, the softmax's maximum and sum kept per query, Oᵀ += Vᵀ P (
 transposed, or on gfx950 read by the transposing LDS read). In the last 16 the slots past
 the sequence get no weight, and their values (whatever was left there) are made finite first.
 A sequence of no tokens gives zeros. No sliding window, ALiBi or logit cap.
+
+An fp8 cache's 16 keys are loaded, dequantized as vLLM's Triton kernel dequantizes them
+(bf16(value * scale): e4m3 converted by the target, on gfx942, whose tile library's fp8 is FNUZ,
+decoded from the bytes in integer arithmetic) and stored into the same bf16 LDS tiles, with no
+copy in flight across steps: correct, not fast.
 
 The two caches may also be the halves of one tensor whose rows hold each head's K and then its
 V ([blocks, block_size, kv_heads, 2 * head_size] split along the last dimension, as vLLM 0.33
