@@ -202,8 +202,8 @@ def launch_kv_write(key, value, key_cache, value_cache, slot_mapping, kv_cache_d
     op = "reshape_and_cache_flash"
     dtype = registry.dtype_of(op, key)
     if cache_format(op, kv_cache_dtype, key_cache, value_cache, key):
-        return _write_fp8(op, dtype, key, value, key_cache, value_cache, slot_mapping, _scale(op, "k_scale", k_scale, key),
-                          _scale(op, "v_scale", v_scale, key))
+        return _write_fp8(op, dtype, key, value, key_cache, value_cache, slot_mapping,
+                          _scale(op, "k_scale", k_scale, key), _scale(op, "v_scale", v_scale, key))
     for name, t in (("value", value), ("key_cache", key_cache), ("value_cache", value_cache)):
         registry.same(op, name, t, key)
     tokens = slot_mapping.numel()
@@ -278,8 +278,8 @@ def _write_fp8(op, dtype, key, value, key_cache, value_cache, slot_mapping, k_sc
         width = rows[0].numel() if tokens else rows.shape[1:].numel()
         flat_cache = _cache_rows(op, cache_name, cache, width)
         if tokens:
-            kv_write_fp8_kernel(dtype, raw, _width(raw))(registry.rows(op, name, rows.reshape(tokens, width), width), slots,
-                                                      flat_cache.view(as_stored), scale, 2 * width)
+            flat_rows = registry.rows(op, name, rows.reshape(tokens, width), width)
+            kv_write_fp8_kernel(dtype, raw, _width(raw))(flat_rows, slots, flat_cache.view(as_stored), scale, 2 * width)
 
 
 OPS = {

@@ -352,8 +352,8 @@ def _fp8_scales(op, key_cache, query, k_scale, v_scale):
     scales = []
     for name, t in (("k_scale", k_scale), ("v_scale", v_scale)):
         if t is None:
-            raise registry.LaunchError("hk.ops.%s: key_cache is %s (e4m3 bytes) and %s is missing" % (op, key_cache.dtype,
-                                                                                                       name),
+            raise registry.LaunchError("hk.ops.%s: key_cache is %s (e4m3 bytes) and %s is missing"
+                                       % (op, key_cache.dtype, name),
                                        hint="pass k_scale and v_scale, float32 tensors of one element (the scales "
                                             "the cache was written with)")
         if t.dtype != torch.float32 or t.numel() != 1 or t.device != query.device:

@@ -329,7 +329,7 @@ def test_refusals(interp):
 def test_the_kernels_pass_the_gates(arch):
     raw = facts.target(arch).fp8_format == "fnuz"
     fp8 = "raw fp8e4m3" if raw else "fp8e4m3"
-    kernels = [indexed.kv_write_fp8_kernel(hk.bf16, raw, 16)] + ([] if raw else [indexed.kv_write_fp8_kernel(hk.bf16, raw, 64)])
+    kernels = [indexed.kv_write_fp8_kernel(hk.bf16, raw, width) for width in ((16,) if raw else (16, 64))]
     for d, group, bs in ((64, 4, 16), (128, 8, 16), (128, 1, 32)):
         kernels += [paged.decode_kernel(d, group, bs, 1, fp8), paged.prefill_kernel(d, group, bs, 1, fp8)]
     kernels += [paged.decode_kernel(128, 8, 16, 2, fp8), paged.prefill_kernel(128, 8, 16, 2, fp8)]

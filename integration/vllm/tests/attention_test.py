@@ -96,7 +96,8 @@ def reference(kv_cache, q, query_lens, seq_lens, tables, k_scale=None, v_scale=N
         rows = torch.cat([stored[b] for b in table])[:n]
         k, v = rows[..., :D], rows[..., D:]
         if k_scale is not None:
-            k, v = ((t.view(torch.float8_e4m3fn).float() * s).to(torch.bfloat16) for t, s in ((k, k_scale), (v, v_scale)))
+            k = (k.view(torch.float8_e4m3fn).float() * k_scale).to(torch.bfloat16)
+            v = (v.view(torch.float8_e4m3fn).float() * v_scale).to(torch.bfloat16)
         k = k.double().repeat_interleave(HEADS // KV_HEADS, 1).transpose(0, 1)
         v = v.double().repeat_interleave(HEADS // KV_HEADS, 1).transpose(0, 1)
         mask = torch.ones(ql, n, dtype=torch.bool).tril(n - ql)
