@@ -4,9 +4,9 @@ of vLLM's scaled conversion (x / scale in fp32, clamped to +-448, rounded to nea
 stays NaN), uint8 and float8_e4m3fn caches, separate and interleaved (vLLM 0.33's one cache with
 a K and a V scale); paged decode and prefill attention reading it, against a float64 reference
 that dequantizes as vLLM's Triton kernel does (bf16(byte * scale)); on the interpreter (also as
-gfx942, whose bytes are encoded and decoded in integer arithmetic) and the emulator (gfx1100,
-gfx950; decode and the write also gfx942 and gfx1201); opcheck, the refusals, and the kernels
-through the gates on every target."""
+gfx942, whose bytes indexed.encode_e4m3 computes and mm8.decode_ocp decodes) and the emulator
+(gfx1100, gfx950; decode and the write also gfx942 and gfx1201); opcheck, the refusals, and the
+kernels through the gates on every target."""
 
 import pytest
 import torch
@@ -224,7 +224,7 @@ def test_decode_on_the_interpreter(interp, heads, kv_heads, d, bs):
 
 
 def test_decode_as_gfx942_on_the_interpreter(monkeypatch):
-    on(monkeypatch, "interp", "gfx942")  # the bytes decoded in integer arithmetic
+    on(monkeypatch, "interp", "gfx942")  # the bytes decoded by mm8.decode_ocp
     check_decode(*decode_case([37, 5], 8, 2, 64, 16))
 
 
