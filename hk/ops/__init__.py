@@ -59,8 +59,12 @@ Indexed rows (indices int32 or int64, read with no copy):
 
     embedding(weight, indices)                weight [vocab, dim] -> [*indices.shape, dim]; an index
                                               outside the vocabulary reads zeros (also embedding_out)
-    reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping)
-                                              vLLM's flash-layout KV cache write, slot -1 dropped
+    reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype="auto",
+                            k_scale=None, v_scale=None)
+                                              vLLM's flash-layout KV cache write, slot -1 dropped;
+                                              kv_cache_dtype "fp8" / "fp8_e4m3": uint8 or float8_e4m3fn
+                                              caches of x / scale saturated to e4m3 (k_scale, v_scale
+                                              float32 of one element), on every target
 
 Quantization (int8, fp8 e4m3 and e5m2; not fp8 on gfx942, whose fp8 is FNUZ), each also _out:
 
@@ -97,12 +101,14 @@ Attention (bf16), also as flash_attention_out(out, ...):
     flash_attention(q, k, v, scale, causal=False)   q [B, H, Nq, D], k, v [B, Hkv, Nk, D], D 64 or 128,
                                               scale > 0; causal: query i sees keys up to Nk - Nq + i
 
-Paged attention on vLLM's flash-layout KV cache (bf16), also as _out:
+Paged attention on vLLM's flash-layout KV cache (bf16 queries and out; the caches bf16, or e4m3
+bytes, uint8 or float8_e4m3fn, with k_scale and v_scale), also as _out:
 
-    paged_attention_decode(query, key_cache, value_cache, block_tables, seq_lens, scale)
+    paged_attention_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, k_scale=None,
+                           v_scale=None)
                                               query [seqs, heads, D], caches [blocks, block_size, kv_heads, D]
     paged_attention_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc,
-                            max_query_len, scale)
+                            max_query_len, scale, k_scale=None, v_scale=None)
                                               query [tokens, heads, D]: each sequence's new tokens (causal),
                                               from query_start_loc[s] to query_start_loc[s + 1]
 

@@ -2,16 +2,19 @@
 sequence, and prefill, a run of new tokens per sequence (causal), against the sequence's cached
 keys and values, found through its block table.
 
-    paged_attention_decode(query, key_cache, value_cache, block_tables, seq_lens, scale) -> out
+    paged_attention_decode(query, key_cache, value_cache, block_tables, seq_lens, scale,
+                           k_scale=None, v_scale=None) -> out
         query [seqs, heads, head_size] bf16; key_cache, value_cache [blocks, block_size,
-        kv_heads, head_size] bf16 (block_size a multiple of 16); block_tables [seqs, max_blocks]
+        kv_heads, head_size] bf16, or vLLM's fp8 cache: OCP e4m3 bytes (uint8, or float8_e4m3fn)
+        with k_scale and v_scale, float32 tensors of one element (not read for a bf16 cache)
+        (block_size a multiple of 16); block_tables [seqs, max_blocks]
         int32 (the cache blocks of each sequence, in order); seq_lens [seqs] int32 (its tokens
         in the cache, the new one's included); out [seqs, heads, head_size] bf16. heads is a
         multiple of kv_heads (grouped-query heads); head_size a multiple of 16 up to 256.
     paged_attention_decode_out(out, query, key_cache, value_cache, block_tables, seq_lens, scale)
 
     paged_attention_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc,
-                            max_query_len, scale) -> out
+                            max_query_len, scale, k_scale=None, v_scale=None) -> out
         query [tokens, heads, head_size]: the new tokens of every sequence, one after another,
         sequence s's from query_start_loc[s] to query_start_loc[s + 1] (int32, [seqs + 1]), at
         most max_query_len of them; they are the last of the sequence's seq_lens[s] tokens,
@@ -31,6 +34,11 @@ transposed, or on gfx950 read by the transposing LDS read). In the last 16 the s
 the sequence get no weight, and their values (whatever was left there) are made finite first.
 A sequence of no tokens gives zeros. No sliding window, ALiBi or logit cap.
 
+An fp8 cache's 16 keys are loaded, dequantized as vLLM's Triton kernel dequantizes them
+(bf16(value * scale): e4m3 converted by the target, on gfx942, whose tile library's fp8 is FNUZ,
+decoded from the bytes in integer arithmetic) and stored into the same bf16 LDS tiles, with no
+copy in flight across steps: correct, not fast.
+
 The two caches may also be the halves of one tensor whose rows hold each head's K and then its
 V ([blocks, block_size, kv_heads, 2 * head_size] split along the last dimension, as vLLM 0.33
 lays out its KV cache): the kernels then read both from that tensor, with no copy.
@@ -41,9 +49,11 @@ import functools
 import torch
 
 import hk
-from hk.ops import registry
+from hk.ops import mm8, registry
+from hk.target import facts
 
 LOG2E = 1.4426950408889634
+FP8_CACHES = (torch.uint8, torch.float8_e4m3fn)  # e4m3 bytes, as vLLM allocates them or typed
 TILE = 16
 BIG = 3.0e38  # beyond any real value: what a stale slot's value is clamped to
 
@@ -62,12 +72,16 @@ def _row_ids(first, count, step=1):
 
 
 @functools.lru_cache(maxsize=None)
-def _key_steps(D, BS, KV):
+def _key_steps(D, BS, KV, fp8=None):
     """What decode and prefill share for head size D and cache blocks of BS slots: the copy of
     16 keys' K and V into LDS, and the online softmax's step over them. KV is 1 for separate K
     and V caches, 2 for one cache whose rows hold each head's K and then its V (K of head h at
-    column tile 2h, V at 2h + 1, in tiles of D)."""
+    column tile 2h, V at 2h + 1, in tiles of D). fp8: None for bf16 caches, "fp8e4m3" for e4m3
+    caches converted by the target, "raw fp8e4m3" for e4m3 bytes read as int8 and decoded in
+    integer arithmetic (gfx942, whose tile library's fp8 is FNUZ); either is dequantized (times
+    its scale, rounded to bf16, as vLLM's Triton kernel does) into the bf16 LDS tiles."""
     f32, bf16 = hk.fp32, hk.bf16
+    stored = None if fp8 is None else hk.i8 if fp8.startswith("raw ") else hk.fp8e4m3
 
     def v_as_stored():
         # V in LDS as it is, read in col layout by the transposing LDS read (gfx950).
@@ -112,6 +126,48 @@ def _key_steps(D, BS, KV):
         at_v = hk.tile_coord(block, 0, j % (BS // TILE), kvh * KV + KV - 1)
         return hk.lds.issue(k_lds, k, at_k), hk.lds.issue(v_lds, v, at_v, transpose=not v_as_stored())
 
+    @hk.func
+    def fill(k_lds, v_lds, k, v, tables, seq, kvh, j, scales):
+        # Keys 16j .. 16j+15 of an fp8 cache into the bf16 LDS tiles, 16 columns at a time
+        # (loaded, dequantized, stored): what issue and commit are for a bf16 cache.
+        block = tables.load_scalar(0, 0, seq, j // (BS // TILE))
+        row = j % (BS // TILE)
+        k_scale = scales.load_scalar(0, 0, 0, 0)
+        v_scale = scales.load_scalar(0, 0, 0, 1)
+        for c in hk.range(D // 16):  # (unrolled, each tile's address would take SGPRs)
+            kt = dequant(k[hk.tile_coord(block, 0, row, kvh * KV * (D // 16) + c)].load(hk.RT(stored, TILE, 16)),
+                         k_scale)
+            k_lds[0].subtile(TILE, 16, 0, c).store(kt.to(bf16, "row"))
+            vt = dequant(v[hk.tile_coord(block, 0, row, (kvh * KV + KV - 1) * (D // 16) + c)].load(
+                hk.RT(stored, TILE, 16)), v_scale)
+            if v_as_stored():
+                v_lds[0].subtile(TILE, 16, 0, c).store(vt.to(bf16, "row"))
+            else:
+                v_lds[0].subtile(16, TILE, c, 0).store(vt.T.to(bf16, "row"))
+            hk.arch.wait_lds()  # (a loop's stores are waited for in it)
+
+    def dequant(t, scale):
+        # e4m3 bytes as fp32 (exact), times the scale. (Through bf16, also exact: fp8 to fp32
+        # directly spills SGPRs on gfx950.)
+        if stored == hk.i8:
+            return mm8.decode_ocp(t, "fp8e4m3", f32) * scale
+        return t.to(bf16).to(f32) * scale
+
+    @hk.func
+    def attend_fp8(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, end, tiles, qk_scale, causal, scales):
+        """attend for fp8 caches: each 16 keys dequantized into LDS, then the same step."""
+        full = hk.minimum(n // TILE, tiles)
+        for j in hk.range(full):
+            fill(k_lds, v_lds, k, v, tables, seq, kvh, j, scales)
+            hk.arch.barrier()
+            OT, m, l = key_step(j, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, causal, False)
+            hk.arch.barrier()
+        if full < tiles:
+            fill(k_lds, v_lds, k, v, tables, seq, kvh, full, scales)
+            hk.arch.barrier()
+            OT, m, l = key_step(full, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, True, True)
+        return OT, m, l
+
     def begin(q, queries):
         """The 16 queries' rows of q in LDS (in registers, with the copy in flight, they would not
         fit gfx11), LDS for 16 keys' K and V, and the softmax's state (Oᵀ, m, l)."""
@@ -153,21 +209,30 @@ def _key_steps(D, BS, KV):
             OT, m, l = key_step(full, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, True, True)
         return OT, m, l
 
+    if fp8 is not None:
+        return begin, attend_fp8, finish
     return begin, attend, finish
 
 
+def _suffix(KV, fp8):
+    return ("_kv" if KV == 2 else "") + ("" if fp8 is None else "_" + fp8.replace("raw ", "") + (
+        "_raw" if fp8.startswith("raw ") else ""))
+
+
+def _cache_type(fp8):
+    return hk.bf16 if fp8 is None else hk.i8 if fp8.startswith("raw ") else hk.fp8e4m3
+
+
 @functools.lru_cache(maxsize=None)
-def decode_kernel(D, GROUP, BS, KV=1):
+def decode_kernel(D, GROUP, BS, KV=1, fp8=None):
     """Head size D, GROUP query heads per K/V head, cache blocks of BS slots; KV 2: K and V in
-    one cache (_key_steps)."""
+    one cache; fp8: the caches' e4m3 bytes, with a kv_scales argument [k_scale, v_scale]
+    (_key_steps)."""
     QT = -(-GROUP // TILE)  # query tiles per K/V head
     bf16 = hk.bf16
-    begin, attend, finish = _key_steps(D, BS, KV)
+    begin, attend, finish = _key_steps(D, BS, KV, fp8)
 
-    @hk.kernel(grid=lambda p: (p.k.cols // (D * KV) * QT, p.lens.cols),
-               name="paged_decode_d%d_g%d_b%d%s" % (D, GROUP, BS, "_kv" if KV == 2 else ""))
-    def decode(q: hk.Tensor[bf16], k: hk.Tensor[bf16], v: hk.Tensor[bf16], tables: hk.Tensor[hk.i32],
-               lens: hk.Tensor[hk.i32], o: hk.Tensor[bf16], scale: float):
+    def body(q, k, v, tables, lens, o, scale, scales):  # (traced inline: the bf16 kernel as it was)
         # q, o [seqs * heads, D]; k, v [blocks, 1, block_size, kv_heads * D * KV] (the block
         # table's entry is the batch index); tables [seqs, max_blocks]; lens [seqs].
         seq = hk.arch.block_idx.y
@@ -178,26 +243,34 @@ def decode_kernel(D, GROUP, BS, KV=1):
         queries = _row_ids(seq * heads + kvh * GROUP + first, hk.minimum(GROUP - first, TILE))
         q_lds, k_lds, v_lds, OT, m, l = begin(q, queries)
         n = lens.load_scalar(0, 0, 0, seq)
+        extra = () if fp8 is None else (scales,)
         OT, m, l = attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, n, hk.cdiv(n, TILE),
-                          scale * LOG2E, False)
+                          scale * LOG2E, False, *extra)
         finish(o, queries, OT, l)  # (a sequence of no tokens: zeros)
 
-    return decode
+    grid = lambda p: (p.k.cols // (D * KV) * QT, p.lens.cols)  # noqa: E731
+    name = "paged_decode_d%d_g%d_b%d%s" % (D, GROUP, BS, _suffix(KV, fp8))
+    C, F = hk.Tensor[_cache_type(fp8)], hk.Tensor[hk.fp32]
+    if fp8 is None:
+        def decode(q: hk.Tensor[bf16], k: C, v: C, tables: hk.Tensor[hk.i32], lens: hk.Tensor[hk.i32],
+                   o: hk.Tensor[bf16], scale: float):
+            body(q, k, v, tables, lens, o, scale, None)
+    else:
+        def decode(q: hk.Tensor[bf16], k: C, v: C, tables: hk.Tensor[hk.i32], lens: hk.Tensor[hk.i32],
+                   o: hk.Tensor[bf16], scale: float, kv_scales: F):
+            body(q, k, v, tables, lens, o, scale, kv_scales)
+    return hk.kernel(grid=grid, name=name)(decode)
 
 
 @functools.lru_cache(maxsize=None)
-def prefill_kernel(D, GROUP, BS, KV=1):
+def prefill_kernel(D, GROUP, BS, KV=1, fp8=None):
     """Causal prefill: head size D, GROUP query heads per K/V head, cache blocks of BS slots (KV
-    as for decode). A wave owns 16 query tokens of one head of one sequence; its keys are the
-    sequence's cached ones, through the block table, as for decode."""
+    and fp8 as for decode). A wave owns 16 query tokens of one head of one sequence; its keys
+    are the sequence's cached ones, through the block table, as for decode."""
     f32, bf16 = hk.fp32, hk.bf16
-    begin, attend, finish = _key_steps(D, BS, KV)
+    begin, attend, finish = _key_steps(D, BS, KV, fp8)
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.max_query_len, TILE), p.lens.cols * (p.k.cols // (D * KV) * GROUP)),
-               name="paged_prefill_d%d_g%d_b%d%s" % (D, GROUP, BS, "_kv" if KV == 2 else ""))
-    def prefill(q: hk.Tensor[bf16], k: hk.Tensor[bf16], v: hk.Tensor[bf16], tables: hk.Tensor[hk.i32],
-                lens: hk.Tensor[hk.i32], starts: hk.Tensor[hk.i32], o: hk.Tensor[bf16], scale: float,
-                max_query_len: int):
+    def body(q, k, v, tables, lens, starts, o, scale, scales):
         # q, o [tokens * heads, D]; k, v [blocks, 1, block_size, kv_heads * D * KV]; tables
         # [seqs, max_blocks]; lens [seqs] (keys, the new tokens' included); starts [seqs + 1]
         # (where each sequence's tokens start in q).
@@ -216,20 +289,37 @@ def prefill_kernel(D, GROUP, BS, KV=1):
         end = hk.minimum(hk.iota(hk.RT(f32, TILE, TILE), "col") + (past + first + 1), n)
         tiles = hk.minimum(hk.minimum(hk.cdiv(n, TILE), hk.cdiv(past + first + TILE, TILE)),
                            hk.maximum(count - first, 0) * (n + TILE))
+        extra = () if fp8 is None else (scales,)
         OT, m, l = attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, h // GROUP, n, end, tiles,
-                          scale * LOG2E, True)
+                          scale * LOG2E, True, *extra)
         finish(o, queries, OT, l)
 
-    return prefill
+    grid = lambda p: (hk.cdiv(p.max_query_len, TILE), p.lens.cols * (p.k.cols // (D * KV) * GROUP))  # noqa: E731
+    name = "paged_prefill_d%d_g%d_b%d%s" % (D, GROUP, BS, _suffix(KV, fp8))
+    C, F, I = hk.Tensor[_cache_type(fp8)], hk.Tensor[hk.fp32], hk.Tensor[hk.i32]
+    if fp8 is None:
+        def prefill(q: hk.Tensor[bf16], k: C, v: C, tables: I, lens: I, starts: I, o: hk.Tensor[bf16], scale: float,
+                    max_query_len: int):
+            body(q, k, v, tables, lens, starts, o, scale, None)
+    else:
+        def prefill(q: hk.Tensor[bf16], k: C, v: C, tables: I, lens: I, starts: I, o: hk.Tensor[bf16], scale: float,
+                    max_query_len: int, kv_scales: F):
+            body(q, k, v, tables, lens, starts, o, scale, kv_scales)
+    return hk.kernel(grid=grid, name=name)(prefill)
 
 
 def _check_paged(op, query, key_cache, value_cache, out, query_shape):
     """The checks decode and prefill share: dtypes, devices, shapes; (heads, d, bs, kv_heads)."""
     for name, t in (("query", query), ("key_cache", key_cache), ("value_cache", value_cache), ("out", out)):
-        if t.dtype != torch.bfloat16:
-            raise registry.LaunchError("hk.ops.%s: %s is %s" % (op, name, t.dtype), hint="pass bfloat16 tensors")
+        if t.dtype != torch.bfloat16 and not (name.endswith("cache") and t.dtype in FP8_CACHES):
+            raise registry.LaunchError("hk.ops.%s: %s is %s" % (op, name, t.dtype),
+                                       hint="pass bfloat16 tensors (the caches bfloat16, or e4m3 bytes: uint8 or "
+                                            "float8_e4m3fn, with k_scale and v_scale)")
         if t.device != query.device:
             raise registry.LaunchError("hk.ops.%s: %s is on %s, query on %s" % (op, name, t.device, query.device))
+    if value_cache.dtype != key_cache.dtype:
+        raise registry.LaunchError("hk.ops.%s: key_cache is %s and value_cache %s; they must be one dtype"
+                                   % (op, key_cache.dtype, value_cache.dtype))
     if query.dim() != 3 or key_cache.dim() != 4 or value_cache.shape != key_cache.shape or out.shape != query.shape:
         raise registry.LaunchError(
             "hk.ops.%s: query %s, key_cache %s, value_cache %s, out %s: query and out are %s, the caches "
@@ -254,9 +344,36 @@ def _check_indices(op, query, tensors):
                                        % (op, name, t.dtype, tuple(t.shape), t.device, rows, query.device))
 
 
-def launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, out):
+def _fp8_scales(op, key_cache, query, k_scale, v_scale):
+    """(the fp8 kernels' name for the launch target, [k_scale, v_scale]) for an e4m3 cache, None
+    for a bf16 one (whose scales, as vLLM passes them, are not read)."""
+    if key_cache.dtype not in FP8_CACHES:
+        return None
+    scales = []
+    for name, t in (("k_scale", k_scale), ("v_scale", v_scale)):
+        if t is None:
+            raise registry.LaunchError("hk.ops.%s: key_cache is %s (e4m3 bytes) and %s is missing"
+                                       % (op, key_cache.dtype, name),
+                                       hint="pass k_scale and v_scale, float32 tensors of one element (the scales "
+                                            "the cache was written with)")
+        if t.dtype != torch.float32 or t.numel() != 1 or t.device != query.device:
+            raise registry.LaunchError("hk.ops.%s: %s is %s %s on %s; it must be float32 of one element on %s"
+                                       % (op, name, t.dtype, list(t.shape), t.device, query.device))
+        scales.append(t.reshape(1))
+    raw = facts.target(registry.launch_arch()).fp8_format == "fnuz"
+    # One tensor of the two (a tensor argument costs the kernel 12 SGPRs, which gfx950's lack).
+    return ("raw fp8e4m3" if raw else "fp8e4m3"), torch.cat(scales)
+
+
+def _as_stored(cache, fp8):
+    """An e4m3 cache as its kernel reads it: float8_e4m3fn, or int8 bytes (raw)."""
+    return cache.view(torch.int8 if fp8.startswith("raw ") else torch.float8_e4m3fn)
+
+
+def launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, out, k_scale=None, v_scale=None):
     op = "paged_attention_decode"
     heads, d, bs, kv_heads = _check_paged(op, query, key_cache, value_cache, out, "[seqs, heads, head_size]")
+    fp8 = _fp8_scales(op, key_cache, query, k_scale, v_scale)
     seqs = query.shape[0]
     _check_indices(op, query, (("block_tables", block_tables, seqs), ("seq_lens", seq_lens, seqs)))
     if block_tables.dim() != 2 or seq_lens.dim() != 1:
@@ -265,16 +382,22 @@ def launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, 
     if seqs == 0:
         return
     k2, v2, kv = caches(op, key_cache, value_cache)
-    kernel = decode_kernel(d, heads // kv_heads, bs, kv)
     q2 = registry.rows(op, "query", query, d)
     o2 = registry.rows(op, "out", out, d, writable=True)
-    kernel(q2, k2, v2, block_tables.contiguous(), seq_lens.contiguous(), o2, float(scale))
+    if fp8 is None:
+        kernel = decode_kernel(d, heads // kv_heads, bs, kv)
+        kernel(q2, k2, v2, block_tables.contiguous(), seq_lens.contiguous(), o2, float(scale))
+        return
+    kernel = decode_kernel(d, heads // kv_heads, bs, kv, fp8[0])
+    kernel(q2, _as_stored(k2, fp8[0]), _as_stored(v2, fp8[0]), block_tables.contiguous(), seq_lens.contiguous(), o2,
+           float(scale), fp8[1])
 
 
 def launch_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale,
-                   out):
+                   out, k_scale=None, v_scale=None):
     op = "paged_attention_prefill"
     heads, d, bs, kv_heads = _check_paged(op, query, key_cache, value_cache, out, "[tokens, heads, head_size]")
+    fp8 = _fp8_scales(op, key_cache, query, k_scale, v_scale)
     if seq_lens.dim() != 1 or block_tables.dim() != 2 or query_start_loc.dim() != 1:
         raise registry.LaunchError("hk.ops.%s: block_tables is [seqs, max_blocks], seq_lens [seqs] and "
                                    "query_start_loc [seqs + 1]; got %s, %s and %s"
@@ -288,10 +411,14 @@ def launch_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_
     if seqs == 0 or query.shape[0] == 0 or max_query_len == 0:
         return
     k2, v2, kv = caches(op, key_cache, value_cache)
-    kernel = prefill_kernel(d, heads // kv_heads, bs, kv)
-    kernel(registry.rows(op, "query", query, d), k2, v2, block_tables.contiguous(), seq_lens.contiguous(),
-           query_start_loc.contiguous(), registry.rows(op, "out", out, d, writable=True), float(scale),
-           int(max_query_len))
+    args = [registry.rows(op, "query", query, d), k2, v2, block_tables.contiguous(), seq_lens.contiguous(),
+            query_start_loc.contiguous(), registry.rows(op, "out", out, d, writable=True), float(scale),
+            int(max_query_len)]
+    if fp8 is None:
+        prefill_kernel(d, heads // kv_heads, bs, kv)(*args)
+        return
+    args[1], args[2] = _as_stored(k2, fp8[0]), _as_stored(v2, fp8[0])
+    prefill_kernel(d, heads // kv_heads, bs, kv, fp8[0])(*args, fp8[1])
 
 
 def interleaved(key_cache, value_cache):
@@ -335,47 +462,50 @@ def _blocks(op, name, cache):
     return view
 
 
-def _decode(query, key_cache, value_cache, block_tables, seq_lens, scale):
+def _decode(query, key_cache, value_cache, block_tables, seq_lens, scale, k_scale=None, v_scale=None):
     out = torch.empty(query.shape, dtype=query.dtype, device=query.device)
-    launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, out)
+    launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, out, k_scale, v_scale)
     return out
 
 
-def _decode_out(out, query, key_cache, value_cache, block_tables, seq_lens, scale):
-    launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, out)
+def _decode_out(out, query, key_cache, value_cache, block_tables, seq_lens, scale, k_scale=None, v_scale=None):
+    launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, out, k_scale, v_scale)
 
 
-def _prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale):
+def _prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale,
+             k_scale=None, v_scale=None):
     out = torch.empty(query.shape, dtype=query.dtype, device=query.device)
-    launch_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale, out)
+    launch_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale, out,
+                   k_scale, v_scale)
     return out
 
 
-def _prefill_out(out, query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale):
-    launch_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale, out)
+def _prefill_out(out, query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale,
+                 k_scale=None, v_scale=None):
+    launch_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale, out,
+                   k_scale, v_scale)
 
 
+SCALES = "Tensor? k_scale=None, Tensor? v_scale=None"  # an fp8 cache's (after the arguments callers pass today)
 PREFILL_ARGS = ("Tensor query, Tensor key_cache, Tensor value_cache, Tensor block_tables, Tensor seq_lens, "
-                "Tensor query_start_loc, int max_query_len, float scale")
+                "Tensor query_start_loc, int max_query_len, float scale, " + SCALES)
+DECODE_ARGS = ("Tensor query, Tensor key_cache, Tensor value_cache, Tensor block_tables, Tensor seq_lens, "
+               "float scale, " + SCALES)
+
+
+def _like_query(query, *args, **kwargs):
+    return torch.empty(query.shape, dtype=query.dtype, device=query.device)
+
 
 OPS = {
     "paged_attention_prefill": registry.define(
-        "paged_attention_prefill", "(%s) -> Tensor" % PREFILL_ARGS, _prefill,
-        lambda query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale:
-            torch.empty(query.shape, dtype=query.dtype, device=query.device)),
+        "paged_attention_prefill", "(%s) -> Tensor" % PREFILL_ARGS, _prefill, _like_query),
     "paged_attention_prefill_out": registry.define(
         "paged_attention_prefill_out", "(Tensor(a!) out, %s) -> ()" % PREFILL_ARGS, _prefill_out,
-        lambda out, query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale:
-            None, mutates=("out",)),
+        lambda out, *args, **kwargs: None, mutates=("out",)),
     "paged_attention_decode": registry.define(
-        "paged_attention_decode",
-        "(Tensor query, Tensor key_cache, Tensor value_cache, Tensor block_tables, Tensor seq_lens, float scale) "
-        "-> Tensor", _decode,
-        lambda query, key_cache, value_cache, block_tables, seq_lens, scale: torch.empty(
-            query.shape, dtype=query.dtype, device=query.device)),
+        "paged_attention_decode", "(%s) -> Tensor" % DECODE_ARGS, _decode, _like_query),
     "paged_attention_decode_out": registry.define(
-        "paged_attention_decode_out",
-        "(Tensor(a!) out, Tensor query, Tensor key_cache, Tensor value_cache, Tensor block_tables, Tensor seq_lens, "
-        "float scale) -> ()", _decode_out,
-        lambda out, query, key_cache, value_cache, block_tables, seq_lens, scale: None, mutates=("out",)),
+        "paged_attention_decode_out", "(Tensor(a!) out, %s) -> ()" % DECODE_ARGS, _decode_out,
+        lambda out, *args, **kwargs: None, mutates=("out",)),
 }

@@ -7,9 +7,14 @@ It is Triton's backend (the one vLLM falls back to on ROCm) with hk's kernels wh
 table sends a call: the same KV cache layout (a layer's cache [blocks, kv_heads, block_size,
 2 * head_size], each head's K then its V, which the hk ops read in place), the same metadata, and
 Triton's kernels for everything else: what hk does not cover (sliding windows, ALiBi, soft caps,
-sinks, fp8 caches, encoders, non-causal batches, quantized outputs) and what the table keeps on
-the engine (decode at few sequences on gfx1100). Blocks must be contiguous per layer (the LBNHC
-cache layout, which the backend asks for).
+sinks, fp8 caches other than per-tensor e4m3 of the OCP format, encoders, non-causal batches,
+quantized outputs) and what the table keeps on the engine (decode at few sequences on gfx1100).
+Blocks must be contiguous per layer (the LBNHC cache layout, which the backend asks for).
+
+kv_cache_dtype "fp8" (or "fp8_e4m3") layers with bf16 queries are served too: the cache holds
+e4m3 bytes (uint8), written and read with the layer's _k_scale and _v_scale tensors as Triton's
+kernels write and read them, so either side of a route reads what the other wrote. Where the
+platform's fp8 is FNUZ (float8_e4m3fnuz) the cache is not hk's format, and Triton serves it.
 
 Under CUDA graphs it supports uniform single-token decode batches: prefill takes its longest
 query as a launch dimension, which a captured graph would freeze.
@@ -26,6 +31,7 @@ from hk_engine.plugin import dispatch
 from hk_engine.routing import dtype_name
 from hk_vllm.common import counter
 
+FP8 = ("fp8", "fp8_e4m3")  # the kv_cache_dtype names of a per-tensor e4m3 cache, which hk serves
 NAME = "CUSTOM"  # the AttentionBackendEnum member it is registered as
 CLASS_PATH = "hk_vllm.attention.HKAttentionBackend"
 _TRITON = "vllm.v1.attention.backends.triton_attn"
@@ -51,7 +57,12 @@ def uncovered(impl, query, kv_cache, attn_metadata=None, output_scale=None, outp
     """Why hk's kernels cannot serve this layer's call, or None."""
     from vllm.v1.attention.backend import AttentionType
 
-    if query.dtype != torch.bfloat16 or kv_cache.dtype != torch.bfloat16 or impl.kv_cache_dtype not in ("auto", "bfloat16"):
+    if query.dtype != torch.bfloat16:
+        return "dtype"
+    if impl.kv_cache_dtype in FP8:
+        if kv_cache.dtype not in (torch.uint8, torch.float8_e4m3fn) or impl.fp8_dtype != torch.float8_e4m3fn:
+            return "dtype"
+    elif kv_cache.dtype != torch.bfloat16 or impl.kv_cache_dtype not in ("auto", "bfloat16"):
         return "dtype"
     if impl.head_size % 16 or impl.head_size > 256 or kv_cache.shape[2] % 16:
         return "shape"
@@ -64,6 +75,13 @@ def uncovered(impl, query, kv_cache, attn_metadata=None, output_scale=None, outp
                                       or attn_metadata.rswa_prefix_lens is not None):
         return "variant"
     return None
+
+
+def _scales(impl, layer):
+    """(k_scale, v_scale) an fp8 layer's cache is written and read with; None for a bf16 one."""
+    if impl.kv_cache_dtype in FP8:
+        return layer._k_scale, layer._v_scale
+    return None, None
 
 
 def _halves(kv_cache, head_size):
@@ -88,7 +106,11 @@ def classes():
 
             def hk_call():
                 key_cache, value_cache = _halves(kv_cache, self.head_size)
-                hk.ops.reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping)
+                if self.kv_cache_dtype in FP8:
+                    hk.ops.reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping,
+                                                   self.kv_cache_dtype, *_scales(self, layer))
+                else:
+                    hk.ops.reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping)
 
             return dispatch(counter("kv_cache_write"), "kv_cache_write",
                             {"dtype": dtype_name(key.dtype), "head_size": self.head_size, "tokens": key.shape[0]},
@@ -109,21 +131,24 @@ def classes():
             return dispatch(counter("attention"), "attention_decode" if decode else "attention_prefill",
                             attention_facts(query.dtype, self.head_size, self.num_heads, self.num_kv_heads, seqs,
                                             attn_metadata.num_actual_tokens),
-                            lambda: self._hk_forward(query, kv_cache, attn_metadata, output, decode, seqs), engine_call,
+                            lambda: self._hk_forward(layer, query, kv_cache, attn_metadata, output, decode, seqs),
+                            engine_call,
                             uncovered=uncovered(self, query, kv_cache, attn_metadata, output_scale, output_block_scale))
 
-        def _hk_forward(self, query, kv_cache, md, output, decode, seqs):
+        def _hk_forward(self, layer, query, kv_cache, md, output, decode, seqs):
             import hk.ops
 
             key_cache, value_cache = _halves(kv_cache, self.head_size)
+            k_scale, v_scale = _scales(self, layer)
             if decode:
                 # One token per sequence (padded sequences have no keys and give zeros).
                 hk.ops.paged_attention_decode_out(output[:seqs], query[:seqs], key_cache, value_cache, md.block_table,
-                                                  md.seq_lens, self.scale)
+                                                  md.seq_lens, self.scale, k_scale, v_scale)
             else:
                 n = md.num_actual_tokens
                 hk.ops.paged_attention_prefill_out(output[:n], query[:n], key_cache, value_cache, md.block_table,
-                                                   md.seq_lens, md.query_start_loc, md.max_query_len, self.scale)
+                                                   md.seq_lens, md.query_start_loc, md.max_query_len, self.scale,
+                                                   k_scale, v_scale)
             return output
 
     class HKAttentionBackend(triton_attn.TritonAttentionBackend):

@@ -81,29 +81,43 @@ def silu_and_mul(out, x):
 
 def reshape_and_cache_flash(key, value, key_cache, value_cache, slot_mapping, kv_cache_dtype, k_scale, v_scale):
     """Triton's triton_reshape_and_cache_flash for 16-bit and fp32 caches: token t's K and V rows
-    at slot slot_mapping[t] (block slot // block_size, row slot % block_size); slot -1 dropped."""
-    if kv_cache_dtype not in ("auto", "bfloat16", "float16", "float32") or key_cache.dtype != key.dtype:
-        raise NotImplementedError("the CPU stand-in of reshape_and_cache_flash writes unquantized caches only, "
-                                  "not %s" % kv_cache_dtype)
+    at slot slot_mapping[t] (block slot // block_size, row slot % block_size); slot -1 dropped.
+    And for an fp8 cache (kv_cache_dtype "fp8" or "fp8_e4m3", the caches viewed as
+    float8_e4m3fn): each element x / scale in fp32, saturated to the format's range, as
+    Triton's saturating store of it."""
+    fp8 = kv_cache_dtype in ("fp8", "fp8_e4m3") and key_cache.dtype == torch.float8_e4m3fn
+    if not fp8 and (kv_cache_dtype not in ("auto", "bfloat16", "float16", "float32") or key_cache.dtype != key.dtype):
+        raise NotImplementedError("the CPU stand-in of reshape_and_cache_flash writes unquantized and e4m3 caches "
+                                  "only, not %s" % kv_cache_dtype)
     slots = slot_mapping[:key.shape[0]].long()
     keep = slots >= 0
     block_size = key_cache.shape[1]
     blocks, rows = slots[keep] // block_size, slots[keep] % block_size
-    key_cache[blocks, rows] = key[:slots.numel()][keep]
-    value_cache[blocks, rows] = value[:slots.numel()][keep]
+    for cache, x, scale in ((key_cache, key, k_scale), (value_cache, value, v_scale)):
+        x = x[:slots.numel()][keep]
+        if fp8:
+            top = torch.finfo(torch.float8_e4m3fn).max
+            x = (x.float() / scale.float()).clamp(-top, top).to(torch.float8_e4m3fn)
+        cache[blocks, rows] = x
 
 
 def unified_attention(q, k, v, out, cu_seqlens_q, max_seqlen_q, seqused_k, max_seqlen_k, softmax_scale, causal,
                       window_size, block_table, softcap, q_descale, k_descale, v_descale, alibi_slopes=None,
                       sinks=None, output_scale=None, mm_prefix_range=None, rswa_prefix_lens=None, **rest):
-    """Triton's unified_attention on the paged cache, for unquantized caches: each sequence's new
-    queries (cu_seqlens_q) against its seqused_k keys, causal (the queries are the last of the
-    sequence), with a sliding window (window_size: keys at most left behind, right ahead; -1: no
-    limit) and a soft cap. Other variants raise NotImplementedError."""
+    """Triton's unified_attention on the paged cache, for unquantized caches and per-tensor e4m3
+    ones (each K and V element as Triton's kernel dequantizes it: value * descale rounded to the
+    queries' dtype): each sequence's new queries (cu_seqlens_q) against its seqused_k keys, causal
+    (the queries are the last of the sequence), with a sliding window (window_size: keys at most
+    left behind, right ahead; -1: no limit) and a soft cap. Other variants raise
+    NotImplementedError."""
+    fp8 = k.dtype == torch.float8_e4m3fn and k_descale is not None and v_descale is not None
     if (alibi_slopes is not None or sinks is not None or output_scale is not None or mm_prefix_range is not None
-            or rswa_prefix_lens is not None or q_descale is not None or k.dtype != q.dtype):
-        raise NotImplementedError("the CPU stand-in of unified_attention covers unquantized causal attention with "
-                                  "sliding windows and soft caps only")
+            or rswa_prefix_lens is not None or q_descale is not None or (k.dtype != q.dtype and not fp8)):
+        raise NotImplementedError("the CPU stand-in of unified_attention covers unquantized and e4m3 causal "
+                                  "attention with sliding windows and soft caps only")
+    if fp8:  # (the descales are one scale, expanded per sequence and head)
+        k = (k.float() * k_descale.reshape(-1)[0]).to(q.dtype)
+        v = (v.float() * v_descale.reshape(-1)[0]).to(q.dtype)
     heads, kv_heads, block_size = q.shape[1], k.shape[2], k.shape[1]
     left, right = window_size
     starts = cu_seqlens_q.tolist()
