@@ -13,6 +13,8 @@ with hasattr, and takes another path when they are absent):
     static_scaled_int8_quant          vllm._custom_ops.scaled_int8_quant: int8 activations with a zero
     dynamic_scaled_int8_quant         point (hk's W8A8 kernel quantizes symmetric ones itself), and
                                       the calls of W8A8 layers hk's kernel does not serve
+    static_scaled_fp8_quant           vllm._custom_ops.scaled_fp8_quant with a per-tensor scale (fp8
+                                      layers requantize their fused weights with it when loaded)
 
 and the engine's own attention kernels, which the calls hk's backend does not cover reach:
 unified_attention and triton_reshape_and_cache_flash (Triton, which this build cannot run).
@@ -45,6 +47,8 @@ def define():
          static_scaled_int8_quant),
         ("dynamic_scaled_int8_quant(Tensor(a!) out, Tensor input, Tensor(b!) scale, Tensor(c!)? azp) -> ()",
          dynamic_scaled_int8_quant),
+        ("static_scaled_fp8_quant(Tensor(a!) out, Tensor input, Tensor scale, int[]? group_shape=None) -> ()",
+         static_scaled_fp8_quant),
     ]:
         lib.define(schema)
         lib.impl(schema.split("(")[0], fn, "CompositeExplicitAutograd")
@@ -165,3 +169,10 @@ def dynamic_scaled_int8_quant(out, x, scale, azp):
         azp.copy_(zp.to(torch.int32).reshape(azp.shape))
     scale.copy_(s.reshape(scale.shape))
     out.copy_(q.reshape(out.shape))
+
+
+def static_scaled_fp8_quant(out, x, scale, group_shape=None):
+    if scale.numel() != 1:
+        raise NotImplementedError("the CPU stand-in of static_scaled_fp8_quant takes one scale per tensor")
+    top = torch.finfo(out.dtype).max
+    out.copy_((x.float() / scale.float().reshape(())).clamp(-top, top).to(out.dtype))
