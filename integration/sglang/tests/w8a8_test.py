@@ -1,0 +1,85 @@
+"""A W8A8 int8 layer built SGLang's way (W8A8Int8Config, its linear method's own processing as on
+a GPU) on hk.ops.int8_scaled_mm with hk's per-token quantizer, against the dequantized product;
+calls routed to the engine reach SGLang's own apply."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from hk_engine import counters
+
+K, N = 64, 96
+
+
+@pytest.fixture
+def gpu_processing(monkeypatch):
+    """The method's weight processing as on a GPU (transposed to [K, N]): on a CPU without AMX or
+    Arm64 SGLang refuses the method."""
+    from sglang.srt.layers.quantization import w8a8_int8
+
+    monkeypatch.setattr(w8a8_int8, "_is_cpu", False)
+    monkeypatch.setattr(w8a8_int8, "_is_cpu_arm64", False)
+
+
+def build(bias):
+    from sglang.srt.layers.linear import ColumnParallelLinear
+    from sglang.srt.layers.quantization.w8a8_int8 import W8A8Int8Config
+
+    config = W8A8Int8Config.from_config({"quant_method": "w8a8_int8"})
+    layer = ColumnParallelLinear(K, N, bias=bias, params_dtype=torch.bfloat16, quant_config=config,
+                                 prefix="model.layers.0.mlp.up_proj")
+    assert type(layer.quant_method).__name__ == "W8A8Int8LinearMethod"
+    g = torch.Generator().manual_seed(0)
+    q = torch.randint(-127, 128, (N, K), generator=g, dtype=torch.int8)
+    s = torch.rand(N, 1, generator=g) * 0.002 + 0.001
+    layer.weight.data.copy_(q)
+    layer.weight_scale.data.copy_(s)
+    if bias:
+        layer.bias.data.copy_(torch.randn(N, generator=g).to(torch.bfloat16))
+    layer.quant_method.process_weights_after_loading(layer)
+    assert layer.weight.shape == (K, N) and layer.weight.stride() == (1, K)
+    return layer, q, s
+
+
+def test_a_w8a8_int8_layer_runs_on_hk(patched, gpu_processing):
+    layer, q, s = build(bias=True)
+    x = torch.randn(2, 3, K).to(torch.bfloat16)
+    out, _ = layer(x)
+    assert out.shape == (2, 3, N) and out.dtype == torch.bfloat16
+    want = F.linear(x.float(), q.float() * s, layer.bias.float())
+    # Within the activations' per-token quantization error (a step of max|x| / 127).
+    torch.testing.assert_close(out.float(), want, rtol=3e-2, atol=3e-2)
+    assert counters.snapshot() == {"sglang.w8a8_int8": {"hk": 1}}
+
+
+def test_routed_to_the_engine_and_uncovered_calls_reach_sglangs_apply(patched, gpu_processing, routes, monkeypatch):
+    from sglang.srt.layers.quantization import w8a8_int8
+
+    # SGLang's quantizer (Triton) and GEMM (sgl_kernel's, imported on CUDA only) do not run on a
+    # CPU: torch stand-ins, recording that SGLang's own apply called them.
+    reached = []
+
+    def per_token_quant_int8(x):
+        scale = x.float().abs().amax(-1, keepdim=True) / 127
+        return torch.round(x.float() / scale).clamp(-128, 127).to(torch.int8), scale
+
+    def int8_scaled_mm(a, b, scale_a, scale_b, out_dtype, bias=None):
+        reached.append(a.shape[0])
+        out = (a.float() @ b.float()) * scale_a * scale_b.view(1, -1)
+        return (out if bias is None else out + bias.float()).to(out_dtype)
+
+    monkeypatch.setattr(w8a8_int8, "per_token_quant_int8", per_token_quant_int8)
+    monkeypatch.setattr(w8a8_int8, "int8_scaled_mm", int8_scaled_mm, raising=False)
+    layer, _, _ = build(bias=False)
+    routes({"target": "any", "ops": {"int8_scaled_mm": [{"when": {"m": [1, 4]}, "route": "hk"}]}})
+    x = torch.randn(8, K).to(torch.bfloat16)
+    engine = layer.quant_method.apply(layer, x)
+    assert counters.snapshot() == {"sglang.w8a8_int8": {"engine": 1}} and reached == [8]
+    # The same rows on hk (4 at a time, as the table routes): SGLang's numbers, to bf16's rounding.
+    hk_out = torch.cat([layer.quant_method.apply(layer, x[:4]), layer.quant_method.apply(layer, x[4:])])
+    torch.testing.assert_close(hk_out.float(), engine.float(), rtol=1.6e-2, atol=1e-2)
+    assert counters.snapshot() == {"sglang.w8a8_int8": {"engine": 1, "hk": 2}} and reached == [8]
+    with pytest.warns(UserWarning, match=r"sglang.w8a8_int8: .* \(dtype\)"):
+        layer.quant_method.apply(layer, torch.randn(2, K))
+    assert counters.snapshot()["sglang.w8a8_int8"] == {"engine": 1, "hk": 2, "engine:uncovered": 1}
+    assert reached == [8, 2]
