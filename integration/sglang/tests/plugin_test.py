@@ -61,7 +61,7 @@ def test_sglangs_loader_registers_the_plugin_through_its_entry_point(loader):
     loader.load_plugins()
 
     assert plugin().registered and plugin().names() == ["linear", "awq", "moe", "norm", "attention", "w8a8"]
-    assert sorted(plugin().hooks) == sorted(targets()) and len(targets()) == 7
+    assert sorted(plugin().hooks) == sorted(targets()) and len(targets()) == 8
     for path in targets():
         replacement, installed = plugin().hooks[path], resolve(path)[0]
         assert replacement.__module__.startswith("hk_sglang.") and replacement.__wrapped__ is originals[path]

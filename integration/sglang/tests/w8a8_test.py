@@ -1,12 +1,14 @@
-"""A W8A8 int8 layer built SGLang's way (W8A8Int8Config, its linear method's own processing as on
-a GPU) on hk.ops.int8_scaled_mm with hk's per-token quantizer, against the dequantized product;
-calls routed to the engine reach SGLang's own apply."""
+"""W8A8 layers built SGLang's way: an int8 layer (W8A8Int8Config, its linear method's own
+processing as on a GPU) on hk.ops.int8_scaled_mm with hk's per-token quantizer, and fp8 layers
+(W8A8Fp8Config, Fp8Config) through apply_fp8_linear on hk.ops.scaled_mm, against the dequantized
+product and SGLang's own computation; calls routed to the engine reach SGLang's own code."""
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 from hk_engine import counters
+from hk_engine.plugin import reset_uncovered_warnings
 
 K, N = 64, 96
 
@@ -79,7 +81,80 @@ def test_routed_to_the_engine_and_uncovered_calls_reach_sglangs_apply(patched, g
     hk_out = torch.cat([layer.quant_method.apply(layer, x[:4]), layer.quant_method.apply(layer, x[4:])])
     torch.testing.assert_close(hk_out.float(), engine.float(), rtol=1.6e-2, atol=1e-2)
     assert counters.snapshot() == {"sglang.w8a8_int8": {"engine": 1, "hk": 2}} and reached == [8]
+    reset_uncovered_warnings()
     with pytest.warns(UserWarning, match=r"sglang.w8a8_int8: .* \(dtype\)"):
         layer.quant_method.apply(layer, torch.randn(2, K))
     assert counters.snapshot()["sglang.w8a8_int8"] == {"engine": 1, "hk": 2, "engine:uncovered": 1}
     assert reached == [8, 2]
+
+
+def fp8_layer(config, per_channel, bias=False):
+    from sglang.srt.layers.linear import ColumnParallelLinear
+
+    layer = ColumnParallelLinear(K, N, bias=bias, params_dtype=torch.bfloat16, quant_config=config,
+                                 prefix="model.layers.0.mlp.up_proj")
+    g = torch.Generator().manual_seed(1)
+    w = torch.randn(N, K, generator=g) * 0.2
+    s = (w.abs().amax(-1, keepdim=True) if per_channel else w.abs().amax().reshape(1)) / 448.0
+    q = (w / s).to(torch.float8_e4m3fn)
+    layer.weight.data.copy_(q)
+    layer.weight_scale.data.copy_(s.expand(layer.weight_scale.shape))
+    if bias:
+        layer.bias.data.copy_(torch.randn(N, generator=g).to(torch.bfloat16))
+    layer.quant_method.process_weights_after_loading(layer)
+    return layer, q.float() * s
+
+
+@pytest.fixture
+def sglang_fp8_quant(monkeypatch):
+    """SGLang's per-token fp8 quantizer (Triton's, which a CPU cannot run) in torch."""
+    from sglang.srt.layers.quantization import fp8_utils
+
+    def per_token_group_quant_fp8(x, group_size, **kwargs):
+        assert group_size == x.shape[-1]
+        scale = (x.float().abs().amax(-1, keepdim=True) / 448.0).clamp(min=1e-10)
+        return (x.float() / scale).clamp(-448, 448).to(torch.float8_e4m3fn), scale
+
+    monkeypatch.setattr(fp8_utils, "per_token_group_quant_fp8", per_token_group_quant_fp8)
+
+
+def test_a_w8a8_fp8_layer_runs_on_hk(patched, routes, sglang_fp8_quant):
+    from sglang.srt.layers.quantization.w8a8_fp8 import W8A8Fp8Config
+
+    layer, w = fp8_layer(W8A8Fp8Config(is_checkpoint_fp8_serialized=True), per_channel=True, bias=True)
+    assert layer.weight.shape == (K, N) and layer.weight.dtype == torch.float8_e4m3fn
+    x = torch.randn(2, 3, K, generator=torch.Generator().manual_seed(2)).to(torch.bfloat16)
+    out, _ = layer(x)
+    assert out.shape == (2, 3, N) and out.dtype == torch.bfloat16
+    # e4m3's activations are 3 bits of mantissa: within 0.15 of the unquantized product (|out| ~ 1.6).
+    torch.testing.assert_close(out.float(), F.linear(x.float(), w, layer.bias.float()), rtol=0.1, atol=0.15)
+    assert counters.snapshot() == {"sglang.w8a8_fp8": {"hk": 1}}
+    # SGLang's own computation (its per-token quantizer, then its unfused dequantizing GEMM; its
+    # CPU path takes tokens as rows only).
+    routes({"target": "any", "ops": {}})
+    x2 = x.view(-1, K)
+    torch.testing.assert_close(layer(x2)[0].float(), out.view(-1, N).float(), rtol=1.6e-2, atol=1e-2)
+    assert counters.snapshot() == {"sglang.w8a8_fp8": {"hk": 1, "engine": 1}}
+
+
+@pytest.mark.parametrize("input_scale", [None, 3.0 / 448])
+def test_apply_fp8_linear_with_per_tensor_scales_runs_on_hk(patched, input_scale):
+    # Fp8Config's per-tensor layers call it so (their loading requantizes with sgl_kernel, which
+    # a CPU build lacks): per-tensor weight scales, activations quantized per tensor by the static
+    # scale or dynamically.
+    from sglang.srt.layers.quantization import fp8_utils
+
+    g = torch.Generator().manual_seed(1)
+    w = torch.randn(N, K, generator=g) * 0.2
+    s = w.abs().amax().reshape(1) / 448.0
+    q = (w / s).to(torch.float8_e4m3fn)
+    x = torch.randn(5, K, generator=g).to(torch.bfloat16)
+    scale = None if input_scale is None else torch.tensor([input_scale])
+    out = fp8_utils.apply_fp8_linear(x, q.t(), s, input_scale=scale)
+    torch.testing.assert_close(out.float(), F.linear(x.float(), q.float() * s), rtol=0.1, atol=0.15)
+    assert counters.snapshot()["sglang.w8a8_fp8"] == {"hk": 1}
+    reset_uncovered_warnings()  # (warned once per process)
+    with pytest.warns(UserWarning, match=r"sglang.w8a8_fp8: .* \(scale bound\)"):
+        with pytest.raises(Exception):  # SGLang's own path, which needs sgl_kernel here
+            fp8_utils.apply_fp8_linear(x, q.t(), s, input_scale=scale, input_scale_ub=torch.tensor([1.0]))
+    assert counters.snapshot()["sglang.w8a8_fp8"] == {"hk": 1, "engine:uncovered": 1}
