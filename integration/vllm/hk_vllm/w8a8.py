@@ -101,8 +101,9 @@ def _own_copy(layer, names):
 def _no_fallback(kernel, why):
     from hk.errors import HKError
 
-    raise HKError("hk's %s cannot serve this call (%s) and vLLM has no other kernel for the layer; set "
-                  "HK_VLLM_W8A8=0 to let vLLM choose its own" % (type(kernel).__name__, why))
+    raise HKError("hk's %s cannot serve this call (%s), and vLLM has no other kernel for this layer"
+                  % (type(kernel).__name__, why),
+                  hint="route the op to hk (HK_ENGINE_ROUTES), or set HK_VLLM_W8A8=0 to let vLLM choose its kernel")
 
 
 def int8_kernel_class():
@@ -209,6 +210,8 @@ def fp8_kernel_class():
                 return self.fallback.apply_weights(layer, x, bias)
 
             uncovered = None if isinstance(x, torch.Tensor) else "pre-quantized activations"
+            if uncovered is None and x.dtype not in HALF:
+                uncovered = "dtype"
             if uncovered and self.fallback is None:
                 _no_fallback(self, uncovered)
             out_dtype = self.config.out_dtype or getattr(x, "dtype", None)

@@ -232,3 +232,19 @@ def test_fp8_kernel_refuses_what_hk_cannot_serve(rocm_kernels):
                                           weight_shape=(N, K), input_dtype=torch.float32, out_dtype=torch.float32)
     ok, why = rocm_kernels[1].can_implement(config)
     assert not ok and "bf16 or fp16" in why
+
+
+def test_without_another_kernel_an_unserved_call_says_what_to_do(rocm_kernels, vllm_config, monkeypatch):
+    from hk.errors import HKError
+    from vllm.model_executor.kernels import linear as kl
+    from vllm.platforms import PlatformEnum
+
+    monkeypatch.setitem(kl._POSSIBLE_FP8_KERNELS, PlatformEnum.CPU, [rocm_kernels[1]])
+    layer = build(compressed_tensors("float", "channel", "token", True))
+    assert kernel_of(layer).fallback is None
+    q, s = fp8_weight(torch.Generator().manual_seed(5), True)
+    put(layer, weight=q, weight_scale=s)
+    assert layer(torch.randn(2, K).to(torch.bfloat16))[0].shape == (2, N)  # hk serves what it covers
+    with pytest.raises(HKError, match="HkFP8ScaledMMLinearKernel cannot serve this call \\(dtype\\)") as raised:
+        layer(torch.randn(2, K))
+    assert "HK_VLLM_W8A8=0" in str(raised.value)
