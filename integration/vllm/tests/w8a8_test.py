@@ -41,33 +41,21 @@ def c_stand_ins():
 
 @pytest.fixture
 def rocm_kernels(loaded, monkeypatch):
-    """vLLM's CPU lists as its ROCm lists are (hk's kernel first, then vLLM's own: Triton's int8,
-    the torch._scaled_mm fp8 kernels), the ROCm kernels answering for this CPU: its CPU kernels
-    need torch.ops._C's oneDNN GEMMs."""
+    """hk's plugin with its CPU mode, whose layers choose among vLLM's ROCm kernel lists (hk's
+    kernels first, then Triton's int8 kernel, the torch._scaled_mm fp8 kernels): vLLM's CPU
+    kernels need torch.ops._C's oneDNN GEMMs. hk's two classes."""
     from vllm.model_executor.kernels import linear as kl
-    from vllm.model_executor.kernels.linear.scaled_mm import pytorch, triton
     from vllm.platforms import PlatformEnum
 
-    from hk_vllm import w8a8
+    from hk_vllm import cpu, w8a8
 
+    monkeypatch.setenv("HK_DEVICE", "interp")
+    cpu.install(loaded)
     int8, fp8 = w8a8.KERNELS
     assert kl._POSSIBLE_INT8_KERNELS[PlatformEnum.ROCM][0] is int8
     assert kl._POSSIBLE_FP8_KERNELS[PlatformEnum.ROCM][0] is fp8
-    monkeypatch.setattr(triton.TritonInt8ScaledMMLinearKernel, "is_supported", classmethod(lambda cls, cc=None: (True, None)))
-    monkeypatch.setitem(kl._POSSIBLE_INT8_KERNELS, PlatformEnum.CPU, [int8, triton.TritonInt8ScaledMMLinearKernel])
-    monkeypatch.setitem(kl._POSSIBLE_FP8_KERNELS, PlatformEnum.CPU,
-                        [fp8, pytorch.PerTensorTorchFP8ScaledMMLinearKernel,
-                         pytorch.RowWiseTorchFP8ScaledMMLinearKernel, pytorch.ChannelWiseTorchFP8ScaledMMLinearKernel])
-    return int8, fp8
-
-
-@pytest.fixture(autouse=True)
-def native_fp8_quant(monkeypatch):
-    """QuantFP8's CPU forward runs torch.ops._C, which the CPU wheel lacks: vLLM's own torch
-    forward (forward_native) stands in, for hk's kernel and vLLM's alike."""
-    from vllm.model_executor.layers.quantization.input_quant_fp8 import QuantFP8
-
-    monkeypatch.setattr(QuantFP8, "forward_cpu", QuantFP8.forward_native)
+    yield int8, fp8
+    cpu.uninstall()
 
 
 def compressed_tensors(kind, weight_strategy, act_strategy, dynamic, symmetric=True):
