@@ -127,7 +127,7 @@ def int8_kernel_class():
             self.hk_layer = None
 
         def input_quant_key(self):
-            return None
+            return None  # activations come unquantized (no upstream fusion): hk quantizes them
 
         def process_weights_after_loading(self, layer):
             if self.fallback is None:
