@@ -112,3 +112,74 @@ def awq_gemm(name, x, qweight, scales, qzeros, bias, engine_call, uncovered=None
     return dispatch(name, "awq_gemm", {"dtype": dtype_name(x.dtype), "m": rows(x), "n": scales.shape[-1], "k": k,
                                        "group": k // groups if groups else 0},
                     hk_call, engine_call, uncovered=uncovered)
+
+
+def scaled_mm_facts(x, n):
+    """The routing facts of an 8-bit GEMM of 16-bit activations x [..., k] into n columns."""
+    return {"dtype": dtype_name(x.dtype), "m": rows(x), "n": n, "k": x.shape[-1]}
+
+
+def _scale_b(weight_scale, n):
+    """A weight scale per tensor (one element) or per column, as [1, n]; None for another shape."""
+    count = weight_scale.numel()
+    return weight_scale.reshape(1, n) if count == n else weight_scale.reshape(1) if count == 1 else None
+
+
+def int8_linear(name, x, weight, weight_scale, bias, engine_call, *, input_scale=None, azp_adj=None,
+                quant_azp=None, uncovered=None):
+    """x @ weight (+ bias) by hk.ops.int8_scaled_mm, weight int8 [K, N] (column-major, as vLLM's
+    cutlass layout keeps it), weight_scale per tensor or per column, activations bf16 or fp16
+    quantized to int8 per token (input_scale None) or by the static input_scale. Symmetric
+    activations are quantized by hk's quantizers; with a zero point (azp_adj given, the per-tensor
+    zero point folded into it when static) by quant_azp(x2d) -> (q, scale, azp or None), the
+    engine's own, which hk has no kernel for."""
+    import hk.ops
+
+    n, k = weight.shape[-1], x.shape[-1]
+    if x.dtype not in HALF or weight.dtype != torch.int8 or (bias is not None and bias.dtype != x.dtype):
+        uncovered = uncovered or "dtype"
+    elif weight.dim() != 2 or weight.shape[0] != k or _scale_b(weight_scale, n) is None:
+        uncovered = uncovered or "shape"
+    elif input_scale is not None and input_scale.numel() != 1:
+        uncovered = uncovered or "input scale"
+
+    def hk_call():
+        x2 = x.reshape(-1, k).contiguous()
+        azp = None
+        if azp_adj is not None:
+            q, scale, azp = quant_azp(x2)
+        elif input_scale is None:
+            q, scale = hk.ops.quant_per_row(x2, torch.int8)
+        else:
+            scale = input_scale.reshape(1).float()
+            q = hk.ops.quant(x2, scale, torch.int8)
+        out = hk.ops.int8_scaled_mm(q, weight, scale, _scale_b(weight_scale, n).float(), x.dtype, bias,
+                                    None if azp_adj is None else azp_adj.reshape(1, n), azp)
+        return out.view(*x.shape[:-1], n)
+
+    return dispatch(name, "int8_scaled_mm", scaled_mm_facts(x, n), hk_call, engine_call, uncovered=uncovered)
+
+
+FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def fp8_linear(name, x, weight, weight_scale, bias, out_dtype, quant, engine_call, uncovered=None):
+    """x @ weight (+ bias) by hk.ops.scaled_mm, weight OCP fp8 [K, N] (column-major, as
+    torch._scaled_mm takes it), weight_scale per tensor or per column, x bf16 or fp16 quantized by
+    quant(x2d) -> (q, scale), the engine's own quantizer (per tensor or per token, static or
+    dynamic, as the layer's scheme says), out_dtype bf16 or fp16."""
+    import hk.ops
+
+    n, k = weight.shape[-1], x.shape[-1]
+    if (x.dtype not in HALF or weight.dtype not in FP8 or out_dtype not in HALF
+            or (bias is not None and bias.dtype != out_dtype)):
+        uncovered = uncovered or "dtype"
+    elif weight.dim() != 2 or weight.shape[0] != k or _scale_b(weight_scale, n) is None:
+        uncovered = uncovered or "shape"
+
+    def hk_call():
+        q, scale = quant(x.reshape(-1, k))
+        out = hk.ops.scaled_mm(q, weight, scale.float(), _scale_b(weight_scale, n).float(), out_dtype, bias)
+        return out.view(*x.shape[:-1], n)
+
+    return dispatch(name, "fp8_scaled_mm", scaled_mm_facts(x, n), hk_call, engine_call, uncovered=uncovered)

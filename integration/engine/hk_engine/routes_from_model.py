@@ -13,8 +13,9 @@ to anyway. Each such rule records the ratio (engine / hk) and both times. A buck
 covers the token counts above the previous bucket up to its own.
 
 Ops with no code object the model can read (the engine calls hipBLASLt or its C++ kernels: the
-plain linear, RMSNorm, rotary, SiLU-and-mul, the KV cache write, the AWQ path above 255 tokens)
-get rules whose "basis" says so, hk only where a published measurement supports it.
+plain linear, RMSNorm, rotary, SiLU-and-mul, the KV cache write, the AWQ path above 255 tokens,
+the W8A8 fp8 GEMM), and the W8A8 int8 GEMM (Triton's, not predicted yet), get rules whose "basis"
+says so, hk only where a published measurement supports it.
 
 Exit codes: 0 tables written, 1 a prediction failed for some op (its rule says why), 2 a wrong
 command.
@@ -344,8 +345,9 @@ PREDICTED = {
 
 
 # ---------------------------------------------------------------------------------------------
-# Ops with no code object the model can read: rules from published measurements (the system's
-# record, W7900 for gfx1100 and MI355X for gfx950), hk only where one shows hk ahead.
+# Ops the model does not predict (most have no code object it can read): rules from published
+# measurements (the system's record, W7900 for gfx1100 and MI355X for gfx950), hk only where one
+# shows hk ahead.
 
 NO_CODE_OBJECT = {
     "linear": "the engine multiplies with hipBLASLt/rocBLAS through torch: no code object to predict",
@@ -355,6 +357,11 @@ NO_CODE_OBJECT = {
     "kv_cache_write": "the engine's kernel is C++ (vLLM's _C reshape_and_cache_flash): no code object to predict",
     "awq_gemm": "above 255 tokens vLLM dequantizes (Triton) and multiplies with hipBLASLt: no code object "
                 "for its GEMM",
+    # Triton's kernel is a code object the model could read, but hk-routes has no Op for it yet.
+    "int8_scaled_mm": "vLLM multiplies W8A8 int8 with AITER's GEMM or its Triton triton_scaled_mm: not predicted "
+                      "yet (hk-routes predicts neither)",
+    "fp8_scaled_mm": "vLLM multiplies W8A8 fp8 with AITER's GEMMs or torch._scaled_mm (hipBLASLt): no code object "
+                     "to predict",
 }
 
 NONE_PUBLISHED = "no published measurement of hk against the engine on this target"

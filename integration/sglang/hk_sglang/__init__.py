@@ -1,5 +1,5 @@
-"""hk's SGLang plugin: SGLang 0.5.23's linear layers, AWQ layers, MoE experts, RMSNorm and
-attention on hk's kernels, where the routing table of the GPU's target sends them.
+"""hk's SGLang plugin: SGLang 0.5.23's linear layers, AWQ and W8A8 layers, MoE experts, RMSNorm
+and attention on hk's kernels, where the routing table of the GPU's target sends them.
 
 SGLang loads it in every process through its general-plugin entry point (`sglang.srt.plugins`:
 `hk = hk_sglang:register`), before any model is built; the patches are REPLACE hooks of SGLang's
@@ -11,6 +11,8 @@ HookRegistry. What it patches, and the switches:
     HK_SGLANG_NORM       RMSNorm.forward_cuda, forward_hip and forward_native
     HK_SGLANG_ATTENTION  the attention backend "hk" (select it with --attention-backend hk and a
                          --page-size that is a multiple of 16)
+    HK_SGLANG_W8A8       W8A8Int8LinearMethod.apply (w8a8_int8 linear layers) and apply_fp8_linear
+                         (the linear layers of w8a8_fp8 and fp8)
 
 HK_SGLANG=0 turns the plugin off. Routes are counted (hk_engine.counters; HK_ENGINE_COUNTERS=-
 prints them at exit).

@@ -11,7 +11,7 @@ import sys
 
 from hk_engine import Plugin
 from hk_engine.contract import Seam, resolve
-from hk_sglang import attention, awq, linear, moe, norm
+from hk_sglang import attention, awq, linear, moe, norm, w8a8
 from hk_sglang.common import ENGINE
 
 SUPPORTED = ("0.5.23",)
@@ -25,7 +25,7 @@ SEAMS = [
     Seam(HOOKS + ".HookRegistry._hooks"),
     Seam(HOOKS + ".HookRegistry._patched"),
     Seam(HOOKS + ".HookType.REPLACE"),
-] + linear.SEAMS + awq.SEAMS + moe.SEAMS + norm.SEAMS + attention.SEAMS
+] + linear.SEAMS + awq.SEAMS + moe.SEAMS + norm.SEAMS + attention.SEAMS + w8a8.SEAMS
 
 
 def calls(function, replacement):
@@ -103,4 +103,4 @@ def plugin():
     import sglang
 
     return HookedPlugin(ENGINE, version=sglang.__version__, supported=SUPPORTED, seams=SEAMS,
-                        patches=[linear.PATCH, awq.PATCH, moe.PATCH, norm.PATCH, attention.PATCH])
+                        patches=[linear.PATCH, awq.PATCH, moe.PATCH, norm.PATCH, attention.PATCH, w8a8.PATCH])

@@ -60,8 +60,8 @@ def test_sglangs_loader_registers_the_plugin_through_its_entry_point(loader):
     assert all(copy is originals[MOE] for copy in copies.values())
     loader.load_plugins()
 
-    assert plugin().registered and plugin().names() == ["linear", "awq", "moe", "norm", "attention"]
-    assert sorted(plugin().hooks) == sorted(targets()) and len(targets()) == 6
+    assert plugin().registered and plugin().names() == ["linear", "awq", "moe", "norm", "attention", "w8a8"]
+    assert sorted(plugin().hooks) == sorted(targets()) and len(targets()) == 8
     for path in targets():
         replacement, installed = plugin().hooks[path], resolve(path)[0]
         assert replacement.__module__.startswith("hk_sglang.") and replacement.__wrapped__ is originals[path]
@@ -89,6 +89,9 @@ def test_sglangs_loader_registers_the_plugin_through_its_entry_point(loader):
                            lambda hidden_states, w1, w2, topk_ids, config: None),
      "fused_experts takes (hidden_states, w1, w2, topk_ids, config)"),
     (lambda mp: mp.setattr("sglang.__version__", "0.5.22"), "sglang 0.5.22 is not a version"),
+    (lambda mp: mp.setattr("sglang.srt.layers.quantization.w8a8_int8.W8A8Int8LinearMethod.apply",
+                           lambda self, layer, x_q, x_scale: None),
+     "W8A8Int8LinearMethod.apply takes (self, layer, x_q, x_scale)"),
 ])
 def test_an_sglang_not_as_expected_stays_stock_with_one_warning(runtime, monkeypatch, change, expected):
     from sglang.srt.plugins.hook_registry import HookRegistry
@@ -111,7 +114,7 @@ def test_a_switch_leaves_its_seam_stock(runtime, monkeypatch):
     originals, _, _ = stock()
     assert hk_sglang.register()
     try:
-        assert plugin().names() == ["linear", "awq", "norm", "attention"]
+        assert plugin().names() == ["linear", "awq", "norm", "attention", "w8a8"]
         assert resolve(MOE)[0] is originals[MOE] and MOE not in plugin().hooks
         assert all(resolve(p)[0] is not originals[p] for p in targets() if p != MOE)
     finally:

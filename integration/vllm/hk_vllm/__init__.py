@@ -1,5 +1,5 @@
-"""hk's vLLM plugin: vLLM 0.33's linear layers, AWQ layers, MoE experts, RMSNorm and attention
-on hk's kernels, where the routing table of the GPU's target sends them.
+"""hk's vLLM plugin: vLLM 0.33's linear layers, AWQ and W8A8 layers, MoE experts, RMSNorm and
+attention on hk's kernels, where the routing table of the GPU's target sends them.
 
 vLLM loads it in every process through its general-plugin entry point (`vllm.general_plugins`:
 `hk = hk_vllm:register`), before any model is built. What it patches, and the switches:
@@ -11,6 +11,8 @@ vLLM loads it in every process through its general-plugin entry point (`vllm.gen
                        KernelConfig's IR op priority
     HK_VLLM_ROTARY     vllm._custom_ops.rotary_embedding (RotaryEmbedding's custom-op forwards)
     HK_VLLM_ACTIVATION SiluAndMul.forward_cuda (its CUDA and ROCm forward)
+    HK_VLLM_W8A8       hk's int8 and fp8 W8A8 kernel classes, first in vLLM's scaled-mm kernel
+                       lists (CompressedTensors W8A8, Fp8LinearMethod); see hk_vllm.w8a8
     HK_VLLM_ATTENTION  hk's attention backend, registered as AttentionBackendEnum.CUSTOM (select
                        it with --attention-backend CUSTOM)
 

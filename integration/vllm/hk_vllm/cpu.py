@@ -12,8 +12,9 @@ What it changes, apart from hk's patches (which are the same as on a GPU):
   * hk's attention backend in CPU_ATTN's place (vLLM's CPU platform takes no other backend), on
     the same cache and metadata as on a GPU;
   * the layer code vLLM runs on ROCm where its CPU platform takes another: AutoAWQLinearMethod
-    for AWQ checkpoints, TritonExperts for unquantized MoE layers, SiluAndMul's ROCm forward, and
-    linear layers that keep their weight (not repacked for vLLM's AMX kernels);
+    for AWQ checkpoints, TritonExperts for unquantized MoE layers, SiluAndMul's ROCm forward,
+    ROCm's W8A8 kernel lists (hk's kernels first), and linear layers that keep their weight (not
+    repacked for vLLM's AMX kernels);
   * routes: every call hk covers goes to hk (HK_ENGINE_ROUTES, when set, still decides).
 
 docs/integration.md lists what differs from a GPU run.
@@ -40,6 +41,8 @@ SEAMS = [
     Seam("vllm.model_executor.layers.quantization.auto_awq.AutoAWQLinearMethod"),
     Seam("vllm.model_executor.layers.activation.SiluAndMul.forward_cpu", ("self", "x")),
     Seam("vllm.model_executor.custom_op.CustomOp.forward_hip"),
+    Seam("vllm.model_executor.kernels.linear.scaled_mm.triton.TritonInt8ScaledMMLinearKernel.is_supported",
+         ("compute_capability",)),
     Seam(_ATTN + ".unified_attention"),
     Seam(_ATTN + ".triton_reshape_and_cache_flash"),
 ]

@@ -10,6 +10,11 @@ with hasattr, and takes another path when they are absent):
     fused_gumbel_argmax               the random sampler (Gumbel-max, one seeded stream per request)
     rotary_embedding                  rotary calls hk does not cover (vllm._custom_ops.rotary_embedding)
     silu_and_mul                      SiLU-and-mul calls hk does not cover (SiluAndMul's ROCm forward)
+    static_scaled_int8_quant          vllm._custom_ops.scaled_int8_quant: int8 activations with a zero
+    dynamic_scaled_int8_quant         point (hk's W8A8 kernel quantizes symmetric ones itself), and
+                                      the calls of W8A8 layers hk's kernel does not serve
+    static_scaled_fp8_quant           vllm._custom_ops.scaled_fp8_quant with a per-tensor scale (fp8
+                                      layers requantize their fused weights with it when loaded)
 
 and the engine's own attention kernels, which the calls hk's backend does not cover reach:
 unified_attention and triton_reshape_and_cache_flash (Triton, which this build cannot run).
@@ -38,6 +43,12 @@ def define():
         ("rotary_embedding(Tensor positions, Tensor(a!) query, Tensor(b!)? key, int head_size, "
          "Tensor cos_sin_cache, bool is_neox, int rope_dim_offset=0, bool inverse=False) -> ()", rotary_embedding),
         ("silu_and_mul(Tensor(a!) out, Tensor input) -> ()", silu_and_mul),
+        ("static_scaled_int8_quant(Tensor(a!) out, Tensor input, Tensor scale, Tensor? azp) -> ()",
+         static_scaled_int8_quant),
+        ("dynamic_scaled_int8_quant(Tensor(a!) out, Tensor input, Tensor(b!) scale, Tensor(c!)? azp) -> ()",
+         dynamic_scaled_int8_quant),
+        ("static_scaled_fp8_quant(Tensor(a!) out, Tensor input, Tensor scale, int[]? group_shape=None) -> ()",
+         static_scaled_fp8_quant),
     ]:
         lib.define(schema)
         lib.impl(schema.split("(")[0], fn, "CompositeExplicitAutograd")
@@ -144,3 +155,38 @@ def unified_attention(q, k, v, out, cu_seqlens_q, max_seqlen_q, seqused_k, max_s
         scores = scores.masked_fill(~allowed, float("-inf"))
         out[starts[s]:starts[s + 1]] = torch.einsum("hqk,khd->qhd", scores.softmax(-1), values).to(out.dtype)
     return out
+
+
+def _to_int8(v, azp=None):
+    """fp32 values already divided by their scale: rounded to nearest even, the zero point added,
+    saturated to int8 (vLLM's float_to_int32_rn then int32_to_int8)."""
+    v = torch.round(v)
+    if azp is not None:
+        v = v + azp
+    return v.clamp(-128, 127).to(torch.int8)
+
+
+def static_scaled_int8_quant(out, x, scale, azp):
+    out.copy_(_to_int8(x.float() / scale.float().reshape(()), None if azp is None else azp.float().reshape(())))
+
+
+def dynamic_scaled_int8_quant(out, x, scale, azp):
+    x2 = x.reshape(-1, x.shape[-1]).float()
+    if azp is None:
+        s = x2.abs().amax(-1, keepdim=True) / 127.0
+        q = _to_int8(x2 / s)
+    else:
+        hi, lo = x2.amax(-1, keepdim=True), x2.amin(-1, keepdim=True)
+        s = (hi - lo) / 255.0
+        zp = torch.round(-128.0 - lo / s)
+        q = _to_int8(x2 / s, zp)
+        azp.copy_(zp.to(torch.int32).reshape(azp.shape))
+    scale.copy_(s.reshape(scale.shape))
+    out.copy_(q.reshape(out.shape))
+
+
+def static_scaled_fp8_quant(out, x, scale, group_shape=None):
+    if scale.numel() != 1:
+        raise NotImplementedError("the CPU stand-in of static_scaled_fp8_quant takes one scale per tensor")
+    top = torch.finfo(out.dtype).max
+    out.copy_((x.float() / scale.float().reshape(())).clamp(-top, top).to(out.dtype))

@@ -64,6 +64,24 @@ def _silu_and_mul():
             (SiluAndMul, "op", torch.ops._C.silu_and_mul)]
 
 
+def _w8a8_kernels():
+    """W8A8 layers choose among the kernels vLLM lists for ROCm (hk's first, then AITER's and
+    Triton's int8 kernels, the torch._scaled_mm fp8 kernels) instead of its CPU kernels, which
+    need torch.ops._C's oneDNN GEMMs: Triton's int8 kernel answers here (its weight processing
+    is torch's, and hk's kernel shares it)."""
+    from vllm.model_executor.kernels import linear as kl
+    from vllm.model_executor.kernels.linear.scaled_mm import triton
+    from vllm.platforms import PlatformEnum
+
+    out = []
+    for name in ("_POSSIBLE_INT8_KERNELS", "_POSSIBLE_FP8_KERNELS"):
+        table = dict(getattr(kl, name))
+        table[PlatformEnum.CPU] = list(table.get(PlatformEnum.ROCM, []))
+        out.append((kl, name, table))
+    return out + [(triton.TritonInt8ScaledMMLinearKernel, "is_supported",
+                   classmethod(lambda cls, compute_capability=None: (True, None)))]
+
+
 def _engine_attention():
     """The engine's own attention kernels (for the calls hk's backend does not cover) in torch."""
     import importlib
@@ -76,7 +94,7 @@ def _engine_attention():
 def replacements():
     """(parent, name, value) for each attribute the CPU mode replaces."""
     return ([_portable_linear(), _awq_method(), _moe_backends(), _triton_experts_here()]
-            + _silu_and_mul() + _engine_attention())
+            + _silu_and_mul() + _w8a8_kernels() + _engine_attention())
 
 
 def place_attention_backend():

@@ -4,7 +4,7 @@ import functools
 
 from hk_engine import Plugin
 from hk_engine.contract import Seam
-from hk_vllm import activation, attention, awq, linear, moe, norm, rotary
+from hk_vllm import activation, attention, awq, linear, moe, norm, rotary, w8a8
 from hk_vllm.common import ENGINE
 
 SUPPORTED = ("0.33.",)
@@ -15,7 +15,7 @@ SEAMS = [
     Seam("vllm.ir.ops.fused_add_rms_norm.register_impl", ("provider", "supported", "supports_args", "inplace")),
     Seam("vllm.ir.op.IrOp.dispatch"),
     Seam("vllm.config.kernel.IrOpPriorityConfig"),
-] + attention.SEAMS
+] + attention.SEAMS + w8a8.SEAMS
 
 
 @functools.lru_cache(maxsize=None)
@@ -24,4 +24,4 @@ def plugin():
 
     return Plugin(ENGINE, version=vllm.__version__, supported=SUPPORTED, seams=SEAMS,
                   patches=[linear.PATCH, awq.PATCH, moe.PATCH, norm.PATCH, rotary.PATCH, activation.PATCH,
-                           attention.PATCH])
+                           attention.PATCH, w8a8.PATCH])

@@ -62,7 +62,13 @@ def test_the_cpu_mode_puts_hks_backend_in_cpu_attns_place_and_takes_it_back(load
 
     monkeypatch.setenv("HK_DEVICE", "interp")
     monkeypatch.delenv("HK_ENGINE_ROUTES", raising=False)
+    from vllm.model_executor.kernels import linear as kl
+    from vllm.model_executor.kernels.linear.scaled_mm.triton import TritonInt8ScaledMMLinearKernel
+    from vllm.platforms import PlatformEnum
+
     gemm_choice, silu_cpu = utils.check_cpu_sgl_kernel, SiluAndMul.forward_cpu
+    int8_lists = kl._POSSIBLE_INT8_KERNELS
+    int8_cpu = list(int8_lists[PlatformEnum.CPU])
     cpu.install(loaded)
     try:
         assert AttentionBackendEnum.CPU_ATTN.get_path() == "hk_vllm.attention.HKAttentionBackend"
@@ -71,8 +77,13 @@ def test_the_cpu_mode_puts_hks_backend_in_cpu_attns_place_and_takes_it_back(load
         assert utils.check_cpu_sgl_kernel is not gemm_choice
         assert not utils.check_cpu_sgl_kernel(4096, 4096, torch.bfloat16)
         assert SiluAndMul.forward_cpu is CustomOp.forward_hip and SiluAndMul.op is torch.ops._C.silu_and_mul
+        assert kl._POSSIBLE_INT8_KERNELS[PlatformEnum.CPU] == kl._POSSIBLE_INT8_KERNELS[PlatformEnum.ROCM]
+        assert kl._POSSIBLE_FP8_KERNELS[PlatformEnum.CPU][0].__name__ == "HkFP8ScaledMMLinearKernel"
+        assert TritonInt8ScaledMMLinearKernel.is_supported() == (True, None)
     finally:
         cpu.uninstall()
+    assert kl._POSSIBLE_INT8_KERNELS is int8_lists and kl._POSSIBLE_INT8_KERNELS[PlatformEnum.CPU] == int8_cpu
+    assert not TritonInt8ScaledMMLinearKernel.is_supported()[0]
     assert AttentionBackendEnum.CPU_ATTN.get_path() == "vllm.v1.attention.backends.cpu_attn.CPUAttentionBackend"
     assert utils.check_cpu_sgl_kernel is gemm_choice and SiluAndMul.forward_cpu is silu_cpu
     assert "op" not in vars(SiluAndMul)

@@ -17,7 +17,7 @@ def targets(p):
 def test_the_entry_point_loads_the_plugin_and_every_seam_is_patched(loaded):
     (ep,) = [e for e in importlib.metadata.entry_points(group="vllm.general_plugins") if e.name == "hk"]
     assert ep.value == "hk_vllm:register" and ep.dist.name == "hk-vllm"
-    assert loaded.names() == ["linear", "awq", "moe", "norm", "rotary", "activation", "attention"]
+    assert loaded.names() == ["linear", "awq", "moe", "norm", "rotary", "activation", "attention", "w8a8"]
     for path in targets(loaded):
         fn = contract.resolve(path)[0]
         assert fn.__module__.startswith("hk_vllm."), (path, fn)
@@ -28,6 +28,22 @@ def test_the_entry_point_loads_the_plugin_and_every_seam_is_patched(loaded):
     # The name vLLM's Attention layer looks the backend up by (cpu_mode_test builds that layer).
     assert AttentionBackendEnum.CUSTOM.get_class().get_name() == "CUSTOM"
     assert "hk" in ir.ops.rms_norm.impls and "hk" in ir.ops.fused_add_rms_norm.impls
+    assert hk_scaled_mm_kernels() == {"ROCM": ["HkInt8ScaledMMLinearKernel", "HkFP8ScaledMMLinearKernel"],
+                                      "CPU": ["HkInt8ScaledMMLinearKernel", "HkFP8ScaledMMLinearKernel"]}
+
+
+def hk_scaled_mm_kernels():
+    """The first kernel of vLLM's int8 and fp8 lists per platform, where it is hk's."""
+    from vllm.model_executor.kernels import linear as kl
+    from vllm.platforms import PlatformEnum
+
+    firsts = {}
+    for platform in PlatformEnum:
+        names = [t[platform][0].__name__ for t in (kl._POSSIBLE_INT8_KERNELS, kl._POSSIBLE_FP8_KERNELS)
+                 if t.get(platform) and t[platform][0].__module__ == "hk_vllm.w8a8"]
+        if names:
+            firsts[platform.name] = names
+    return firsts
 
 
 def test_the_config_puts_hk_first_in_the_ir_priority(loaded):
@@ -60,6 +76,7 @@ def stock(p):
     ("seam", "has no attribute AutoAWQLinearMethod"),
     ("signature", "UnquantizedLinearMethod.apply takes (self, layer, inputs)"),
     ("version", "vllm 0.32.4 is not a version this plugin was written for (0.33.*)"),
+    ("scaled_mm", "FP8ScaledMMLinearKernel.apply_scaled_mm takes (self, a, b"),
 ])
 def test_an_older_vllm_stays_stock_with_one_warning(fresh, monkeypatch, fake, expected):
     if fake == "seam":
@@ -70,6 +87,10 @@ def test_an_older_vllm_stays_stock_with_one_warning(fresh, monkeypatch, fake, ex
         from vllm.model_executor.layers.linear import UnquantizedLinearMethod
 
         monkeypatch.setattr(UnquantizedLinearMethod, "apply", lambda self, layer, inputs: None)
+    elif fake == "scaled_mm":
+        from vllm.model_executor.kernels.linear.scaled_mm.ScaledMMLinearKernel import FP8ScaledMMLinearKernel
+
+        monkeypatch.setattr(FP8ScaledMMLinearKernel, "apply_scaled_mm", lambda self, a, b, scale_a, scale_b: None)
     else:
         import vllm
 
@@ -88,13 +109,16 @@ def test_an_older_vllm_stays_stock_with_one_warning(fresh, monkeypatch, fake, ex
     from vllm.v1.attention.backends.registry import AttentionBackendEnum
 
     assert "hk" not in ir.ops.rms_norm.impls and not AttentionBackendEnum.CUSTOM.is_overridden()
+    assert hk_scaled_mm_kernels() == {}
 
 
 def test_switches_leave_seams_stock(fresh, monkeypatch):
     monkeypatch.setenv("HK_VLLM_MOE", "0")
     monkeypatch.setenv("HK_VLLM_ATTENTION", "0")
+    monkeypatch.setenv("HK_VLLM_W8A8", "0")
     p = fresh()
     assert p.register() and p.names() == ["linear", "awq", "norm", "rotary", "activation"]
+    assert hk_scaled_mm_kernels() == {}
     from vllm.model_executor.layers.fused_moe.experts.triton_moe import TritonExperts
     from vllm.v1.attention.backends.registry import AttentionBackendEnum
 

@@ -1,0 +1,109 @@
+"""W8A8 layers on hk's 8-bit GEMMs.
+
+int8, on hk.ops.int8_scaled_mm: W8A8Int8LinearMethod.apply, the linear method of SGLang's
+`w8a8_int8` quantization (per-channel int8 weights, activations quantized per token, symmetric).
+
+On a GPU the method keeps the weight transposed ([K, N] column-major) with its [N, 1] scales,
+which hk.ops.int8_scaled_mm reads as they are; hk quantizes the activations with its own per-token
+quantizer (SGLang's is Triton's per_token_quant_int8: the same scales, max|x| / 127 per token). A weight SGLang repacked
+for its CPU kernels (AMX, or any Arm64 CPU) stays SGLang's.
+
+fp8, on hk.ops.scaled_mm: apply_fp8_linear, which the linear methods of `w8a8_fp8` and `fp8`
+(W8A8Fp8LinearMethod, Fp8LinearMethod) call with the weight transposed ([K, N] column-major) and
+its per-tensor or per-channel scales. hk quantizes the activations as SGLang does on ROCm: by the
+static input scale, else per tensor for per-tensor weights (unless the layer asks for per-token),
+else per token. Pre-quantized activations, a bound on the scales, weights SGLang pre-shuffled for
+AITER's GEMM, and FNUZ fp8 (gfx942's) stay SGLang's.
+"""
+
+import inspect
+
+from hk_engine import Patch, Target, ops
+from hk_engine.contract import Seam
+from hk_sglang.common import counter
+
+MODULE = "sglang.srt.layers.quantization.w8a8_int8"
+TARGET = MODULE + ".W8A8Int8LinearMethod.apply"
+PARAMS = ("self", "layer", "x", "bias")
+
+
+def engine_only(layer):
+    """A weight repacked for SGLang's CPU kernels (its apply takes them for these)."""
+    import importlib
+
+    from sglang.srt.utils import use_intel_amx_backend
+
+    method = importlib.import_module(MODULE)
+    return "layout" if use_intel_amx_backend(layer) or method._is_cpu_arm64 else None
+
+
+def wrap(original):
+    def apply(self, layer, x, bias=None):
+        return ops.int8_linear(counter("w8a8_int8"), x, layer.weight, layer.weight_scale, bias,
+                               lambda: original(self, layer, x, bias), uncovered=engine_only(layer))
+
+    return apply
+
+
+FP8_MODULE = "sglang.srt.layers.quantization.fp8_utils"
+FP8_TARGET = FP8_MODULE + ".apply_fp8_linear"
+FP8_PARAMS = ("input", "weight", "weight_scale", "input_scale", "input_scale_ub", "bias", "cutlass_fp8_supported",
+              "use_per_token_if_dynamic")
+FP8_MAX = 448.0  # e4m3's largest finite value
+MIN_SCALE = 1e-12  # the least per-tensor scale (a tensor of zeros)
+
+
+def fp8_quantizer(weight, weight_scale, input_scale, per_token):
+    """quant(x2d) -> (q, scale) in the weight's fp8 format, as SGLang quantizes on ROCm."""
+    import hk.ops
+
+    def quant(x2):
+        if input_scale is not None:
+            scale = input_scale.reshape(1).float()
+        elif per_token or weight_scale.numel() != 1:
+            return hk.ops.quant_per_row(x2.contiguous(), weight.dtype)
+        else:
+            scale = (x2.abs().amax().float() / FP8_MAX).clamp(min=MIN_SCALE).reshape(1)
+        return hk.ops.quant(x2.contiguous(), scale, weight.dtype), scale
+
+    return quant
+
+
+def fp8_uncovered(call):
+    import importlib
+
+    utils = importlib.import_module(FP8_MODULE)
+    if call["input_scale_ub"] is not None:
+        return "scale bound"
+    if call["input_scale"] is not None and call["input_scale"].numel() != 1:
+        return "input scale"
+    if call["weight"].dim() == 2 and utils.use_aiter_bpreshuffle_gemm(call["weight"].shape[1]):
+        return "layout"  # maybe pre-shuffled for AITER's GEMM
+    return None
+
+
+def wrap_fp8(original):
+    signature = inspect.signature(original)
+
+    def apply_fp8_linear(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        call = bound.arguments
+        x, weight, weight_scale = call["input"], call["weight"], call["weight_scale"]
+        quant = fp8_quantizer(weight, weight_scale, call["input_scale"], call["use_per_token_if_dynamic"])
+        return ops.fp8_linear(counter("w8a8_fp8"), x, weight, weight_scale, call["bias"], x.dtype, quant,
+                              lambda: original(*args, **kwargs), uncovered=fp8_uncovered(call))
+
+    apply_fp8_linear.__signature__ = signature
+    return apply_fp8_linear
+
+
+PATCH = Patch("w8a8", [Target(TARGET, wrap, PARAMS), Target(FP8_TARGET, wrap_fp8, FP8_PARAMS)])
+
+# What engine_only() and the layer's processing (its weight transposed off the CPU) rely on.
+SEAMS = [Seam(MODULE + "._is_cpu_arm64"), Seam(MODULE + "._is_cpu"),
+         Seam(MODULE + ".W8A8Int8LinearMethod.process_weights_after_loading", ("self", "layer")),
+         Seam(MODULE + ".W8A8Int8Config.get_quant_method", ("self", "layer", "prefix")),
+         Seam(FP8_MODULE + ".use_aiter_bpreshuffle_gemm", ("output_size",)),
+         Seam("sglang.srt.layers.quantization.w8a8_fp8.W8A8Fp8LinearMethod.apply", ("self", "layer", "x", "bias")),
+         Seam("sglang.srt.layers.quantization.fp8.Fp8LinearMethod.apply", ("self", "layer", "x", "bias"))]

@@ -1,0 +1,160 @@
+"""W8A8 layers built SGLang's way: an int8 layer (W8A8Int8Config, its linear method's own
+processing as on a GPU) on hk.ops.int8_scaled_mm with hk's per-token quantizer, and fp8 layers
+(W8A8Fp8Config, Fp8Config) through apply_fp8_linear on hk.ops.scaled_mm, against the dequantized
+product and SGLang's own computation; calls routed to the engine reach SGLang's own code."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from hk_engine import counters
+from hk_engine.plugin import reset_uncovered_warnings
+
+K, N = 64, 96
+
+
+@pytest.fixture
+def gpu_processing(monkeypatch):
+    """The method's weight processing as on a GPU (transposed to [K, N]): on a CPU without AMX or
+    Arm64 SGLang refuses the method."""
+    from sglang.srt.layers.quantization import w8a8_int8
+
+    monkeypatch.setattr(w8a8_int8, "_is_cpu", False)
+    monkeypatch.setattr(w8a8_int8, "_is_cpu_arm64", False)
+
+
+def build(bias):
+    from sglang.srt.layers.linear import ColumnParallelLinear
+    from sglang.srt.layers.quantization.w8a8_int8 import W8A8Int8Config
+
+    config = W8A8Int8Config.from_config({"quant_method": "w8a8_int8"})
+    layer = ColumnParallelLinear(K, N, bias=bias, params_dtype=torch.bfloat16, quant_config=config,
+                                 prefix="model.layers.0.mlp.up_proj")
+    assert type(layer.quant_method).__name__ == "W8A8Int8LinearMethod"
+    g = torch.Generator().manual_seed(0)
+    q = torch.randint(-127, 128, (N, K), generator=g, dtype=torch.int8)
+    s = torch.rand(N, 1, generator=g) * 0.002 + 0.001
+    layer.weight.data.copy_(q)
+    layer.weight_scale.data.copy_(s)
+    if bias:
+        layer.bias.data.copy_(torch.randn(N, generator=g).to(torch.bfloat16))
+    layer.quant_method.process_weights_after_loading(layer)
+    assert layer.weight.shape == (K, N) and layer.weight.stride() == (1, K)
+    return layer, q, s
+
+
+def test_a_w8a8_int8_layer_runs_on_hk(patched, gpu_processing):
+    layer, q, s = build(bias=True)
+    x = torch.randn(2, 3, K).to(torch.bfloat16)
+    out, _ = layer(x)
+    assert out.shape == (2, 3, N) and out.dtype == torch.bfloat16
+    want = F.linear(x.float(), q.float() * s, layer.bias.float())
+    # Within the activations' per-token quantization error (a step of max|x| / 127).
+    torch.testing.assert_close(out.float(), want, rtol=3e-2, atol=3e-2)
+    assert counters.snapshot() == {"sglang.w8a8_int8": {"hk": 1}}
+
+
+def test_routed_to_the_engine_and_uncovered_calls_reach_sglangs_apply(patched, gpu_processing, routes, monkeypatch):
+    from sglang.srt.layers.quantization import w8a8_int8
+
+    # SGLang's quantizer (Triton) and GEMM (sgl_kernel's, imported on CUDA only) do not run on a
+    # CPU: torch stand-ins, recording that SGLang's own apply called them.
+    reached = []
+
+    def per_token_quant_int8(x):
+        scale = x.float().abs().amax(-1, keepdim=True) / 127
+        return torch.round(x.float() / scale).clamp(-128, 127).to(torch.int8), scale
+
+    def int8_scaled_mm(a, b, scale_a, scale_b, out_dtype, bias=None):
+        reached.append(a.shape[0])
+        out = (a.float() @ b.float()) * scale_a * scale_b.view(1, -1)
+        return (out if bias is None else out + bias.float()).to(out_dtype)
+
+    monkeypatch.setattr(w8a8_int8, "per_token_quant_int8", per_token_quant_int8)
+    monkeypatch.setattr(w8a8_int8, "int8_scaled_mm", int8_scaled_mm, raising=False)
+    layer, _, _ = build(bias=False)
+    routes({"target": "any", "ops": {"int8_scaled_mm": [{"when": {"m": [1, 4]}, "route": "hk"}]}})
+    x = torch.randn(8, K).to(torch.bfloat16)
+    engine = layer.quant_method.apply(layer, x)
+    assert counters.snapshot() == {"sglang.w8a8_int8": {"engine": 1}} and reached == [8]
+    # The same rows on hk (4 at a time, as the table routes): SGLang's numbers, to bf16's rounding.
+    hk_out = torch.cat([layer.quant_method.apply(layer, x[:4]), layer.quant_method.apply(layer, x[4:])])
+    torch.testing.assert_close(hk_out.float(), engine.float(), rtol=1.6e-2, atol=1e-2)
+    assert counters.snapshot() == {"sglang.w8a8_int8": {"engine": 1, "hk": 2}} and reached == [8]
+    reset_uncovered_warnings()
+    with pytest.warns(UserWarning, match=r"sglang.w8a8_int8: .* \(dtype\)"):
+        layer.quant_method.apply(layer, torch.randn(2, K))
+    assert counters.snapshot()["sglang.w8a8_int8"] == {"engine": 1, "hk": 2, "engine:uncovered": 1}
+    assert reached == [8, 2]
+
+
+def fp8_layer(config, per_channel, bias=False):
+    from sglang.srt.layers.linear import ColumnParallelLinear
+
+    layer = ColumnParallelLinear(K, N, bias=bias, params_dtype=torch.bfloat16, quant_config=config,
+                                 prefix="model.layers.0.mlp.up_proj")
+    g = torch.Generator().manual_seed(1)
+    w = torch.randn(N, K, generator=g) * 0.2
+    s = (w.abs().amax(-1, keepdim=True) if per_channel else w.abs().amax().reshape(1)) / 448.0
+    q = (w / s).to(torch.float8_e4m3fn)
+    layer.weight.data.copy_(q)
+    layer.weight_scale.data.copy_(s.expand(layer.weight_scale.shape))
+    if bias:
+        layer.bias.data.copy_(torch.randn(N, generator=g).to(torch.bfloat16))
+    layer.quant_method.process_weights_after_loading(layer)
+    return layer, q.float() * s
+
+
+@pytest.fixture
+def sglang_fp8_quant(monkeypatch):
+    """SGLang's per-token fp8 quantizer (Triton's, which a CPU cannot run) in torch."""
+    from sglang.srt.layers.quantization import fp8_utils
+
+    def per_token_group_quant_fp8(x, group_size, **kwargs):
+        assert group_size == x.shape[-1]
+        scale = (x.float().abs().amax(-1, keepdim=True) / 448.0).clamp(min=1e-10)
+        return (x.float() / scale).clamp(-448, 448).to(torch.float8_e4m3fn), scale
+
+    monkeypatch.setattr(fp8_utils, "per_token_group_quant_fp8", per_token_group_quant_fp8)
+
+
+def test_a_w8a8_fp8_layer_runs_on_hk(patched, routes, sglang_fp8_quant):
+    from sglang.srt.layers.quantization.w8a8_fp8 import W8A8Fp8Config
+
+    layer, w = fp8_layer(W8A8Fp8Config(is_checkpoint_fp8_serialized=True), per_channel=True, bias=True)
+    assert layer.weight.shape == (K, N) and layer.weight.dtype == torch.float8_e4m3fn
+    x = torch.randn(2, 3, K, generator=torch.Generator().manual_seed(2)).to(torch.bfloat16)
+    out, _ = layer(x)
+    assert out.shape == (2, 3, N) and out.dtype == torch.bfloat16
+    # e4m3's activations are 3 bits of mantissa: within 0.15 of the unquantized product (|out| ~ 1.6).
+    torch.testing.assert_close(out.float(), F.linear(x.float(), w, layer.bias.float()), rtol=0.1, atol=0.15)
+    assert counters.snapshot() == {"sglang.w8a8_fp8": {"hk": 1}}
+    # SGLang's own computation (its per-token quantizer, then its unfused dequantizing GEMM; its
+    # CPU path takes tokens as rows only).
+    routes({"target": "any", "ops": {}})
+    x2 = x.view(-1, K)
+    torch.testing.assert_close(layer(x2)[0].float(), out.view(-1, N).float(), rtol=1.6e-2, atol=1e-2)
+    assert counters.snapshot() == {"sglang.w8a8_fp8": {"hk": 1, "engine": 1}}
+
+
+@pytest.mark.parametrize("input_scale", [None, 3.0 / 448])
+def test_apply_fp8_linear_with_per_tensor_scales_runs_on_hk(patched, input_scale):
+    # Fp8Config's per-tensor layers call it so (their loading requantizes with sgl_kernel, which
+    # a CPU build lacks): per-tensor weight scales, activations quantized per tensor by the static
+    # scale or dynamically.
+    from sglang.srt.layers.quantization import fp8_utils
+
+    g = torch.Generator().manual_seed(1)
+    w = torch.randn(N, K, generator=g) * 0.2
+    s = w.abs().amax().reshape(1) / 448.0
+    q = (w / s).to(torch.float8_e4m3fn)
+    x = torch.randn(5, K, generator=g).to(torch.bfloat16)
+    scale = None if input_scale is None else torch.tensor([input_scale])
+    out = fp8_utils.apply_fp8_linear(x, q.t(), s, input_scale=scale)
+    torch.testing.assert_close(out.float(), F.linear(x.float(), q.float() * s), rtol=0.1, atol=0.15)
+    assert counters.snapshot()["sglang.w8a8_fp8"] == {"hk": 1}
+    reset_uncovered_warnings()  # (warned once per process)
+    with pytest.warns(UserWarning, match=r"sglang.w8a8_fp8: .* \(scale bound\)"):
+        with pytest.raises(Exception):  # SGLang's own path, which needs sgl_kernel here
+            fp8_utils.apply_fp8_linear(x, q.t(), s, input_scale=scale, input_scale_ub=torch.tensor([1.0]))
+    assert counters.snapshot()["sglang.w8a8_fp8"] == {"hk": 1, "engine:uncovered": 1}

@@ -1,0 +1,259 @@
+"""W8A8 linear layers on hk's 8-bit GEMMs: an int8 kernel class and an fp8 kernel class of vLLM's
+own kinds (Int8ScaledMMLinearKernel, FP8ScaledMMLinearKernel), put first in vLLM's kernel lists
+(_POSSIBLE_INT8_KERNELS, _POSSIBLE_FP8_KERNELS) for ROCm and CPU. Every layer whose method builds
+its kernel through vLLM's selection takes them: CompressedTensors W8A8 int8 (static or dynamic
+activations, symmetric or with a zero point) and fp8, and Fp8LinearMethod (per-tensor or
+per-channel weights, per-tensor or per-token activations; block scales keep vLLM's kernels).
+
+Each hk kernel also builds the kernel vLLM would have chosen without it (the next of the list
+that supports the layer): calls hk does not cover, or that the routing table sends to the engine,
+run on that one. Both read the same processed weights when the next kernel keeps vLLM's cutlass
+layout (int8 [K, N] column-major: Triton's and AITER's on ROCm; fp8: every kernel that leaves the
+weights as the linear method made them); otherwise (vLLM's CPU kernels, which repack or drop
+them) hk keeps its own copy. An explicit --linear-backend, and VLLM_BATCH_INVARIANT on ROCm, keep
+vLLM's choice.
+
+hk serves ROCm, and vLLM's CPU build when its launches run on hk's interpreter or emulator
+(HK_DEVICE=interp or emu).
+"""
+
+import os
+
+import torch
+
+from hk_engine import Patch, ops
+from hk_engine.contract import Seam
+from hk_vllm.common import counter
+
+_KL = "vllm.model_executor.kernels.linear"
+_SM = _KL + ".scaled_mm.ScaledMMLinearKernel"
+
+SEAMS = [
+    Seam(_KL + "._POSSIBLE_INT8_KERNELS"),
+    Seam(_KL + "._POSSIBLE_FP8_KERNELS"),
+    Seam(_KL + ".choose_scaled_mm_linear_kernel", ("config", "possible_kernels", "compute_capability",
+                                                    "force_kernel", "quantization")),
+    Seam(_KL + ".init_int8_linear_kernel", ("is_channelwise", "is_static_input_scheme", "input_symmetric",
+                                             "module_name")),
+    Seam(_KL + ".init_fp8_linear_kernel", ("activation_quant_key", "weight_quant_key", "input_dtype",
+                                            "out_dtype", "weight_shape")),
+    Seam(_SM + ".ScaledMMLinearKernel.__init__", ("self", "c", "layer_param_names")),
+    Seam(_SM + ".ScaledMMLinearKernel.is_supported", ("compute_capability",)),
+    Seam(_SM + ".ScaledMMLinearKernel.can_implement", ("c",)),
+    Seam(_SM + ".ScaledMMLinearKernel.process_weights_after_loading", ("self", "layer")),
+    Seam(_SM + ".ScaledMMLinearKernel.apply_weights", ("self", "layer", "x", "bias")),
+    Seam(_SM + ".Int8ScaledMMLinearKernel._get_layer_params", ("self", "layer")),
+    Seam(_SM + ".Int8ScaledMMLinearLayerConfig.__init__", ("self", "is_static_input_scheme", "is_channelwise",
+                                                           "input_symmetric")),
+    Seam(_SM + ".FP8ScaledMMLinearKernel.apply_scaled_mm", ("self", "A", "B", "out_dtype", "As", "Bs", "bias",
+                                                            "output_shape")),
+    Seam(_SM + ".FP8ScaledMMLinearKernel._get_layer_params", ("self", "layer")),
+    Seam(_SM + ".FP8ScaledMMLinearLayerConfig.__init__", ("self", "weight_quant_key", "activation_quant_key",
+                                                          "weight_shape", "input_dtype", "out_dtype")),
+    Seam(_KL + ".scaled_mm.cutlass.CutlassInt8ScaledMMLinearKernel.process_weights_after_loading",
+         ("self", "layer")),
+    Seam("vllm._custom_ops.scaled_int8_quant", ("input", "scale", "azp", "symmetric")),
+    Seam("vllm.platforms.PlatformEnum.ROCM"),
+    Seam("vllm.platforms.PlatformEnum.CPU"),
+]
+
+HALF = (torch.bfloat16, torch.float16)
+OCP_FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+
+
+def _platform_ok():
+    from vllm.platforms import current_platform
+
+    if current_platform.is_rocm():
+        return True, None
+    if current_platform.is_cpu() and os.environ.get("HK_DEVICE", "").strip().lower() in ("interp", "emu"):
+        return True, None
+    return False, "runs on ROCm, or on a CPU with HK_DEVICE=interp or emu."
+
+
+def _next_kernel(kernel, kind):
+    """The kernel vLLM chooses for kernel.config without hk's (None: none can implement it)."""
+    from vllm.model_executor.kernels import linear as kl
+
+    table = kl._POSSIBLE_INT8_KERNELS if kind == "int8" else kl._POSSIBLE_FP8_KERNELS
+    rest = {platform: [k for k in kernels if k not in KERNELS] for platform, kernels in table.items()}
+    try:
+        chosen = kl.choose_scaled_mm_linear_kernel(kernel.config, rest, quantization="%s_w8a8" % kind)
+    except ValueError:
+        return None
+    return chosen(kernel.config, kernel.layer_param_names)
+
+
+def _own_copy(layer, names):
+    """A module holding clones of the layer's tensors `names` (and its logical widths), for hk's
+    processing where the next kernel's replaces them."""
+    holder = torch.nn.Module()
+    for name in names:
+        value = getattr(layer, name, None)
+        if isinstance(value, torch.Tensor):
+            holder.register_parameter(name, torch.nn.Parameter(value.data.clone(), requires_grad=False))
+        else:
+            setattr(holder, name, value)
+    holder.logical_widths = list(getattr(layer, "logical_widths", []))
+    return holder
+
+
+def _no_fallback(kernel, why):
+    from hk.errors import HKError
+
+    raise HKError("hk's %s cannot serve this call (%s), and vLLM has no other kernel for this layer"
+                  % (type(kernel).__name__, why),
+                  hint="route the op to hk (HK_ENGINE_ROUTES), or set HK_VLLM_W8A8=0 to let vLLM choose its kernel")
+
+
+def int8_kernel_class():
+    from vllm import _custom_ops
+    from vllm.model_executor.kernels.linear.scaled_mm.cutlass import CutlassInt8ScaledMMLinearKernel
+
+    class HkInt8ScaledMMLinearKernel(CutlassInt8ScaledMMLinearKernel):
+        """int8 W8A8 on hk.ops.int8_scaled_mm; vLLM's cutlass processing of the weights."""
+
+        @classmethod
+        def is_supported(cls, compute_capability=None):
+            return _platform_ok()
+
+        @classmethod
+        def can_implement(cls, c):
+            return True, None
+
+        def __init__(self, c, layer_param_names):
+            super().__init__(c, layer_param_names)
+            self.fallback = _next_kernel(self, "int8")
+            self.hk_layer = None
+
+        def input_quant_key(self):
+            return None  # activations come unquantized (no upstream fusion): hk quantizes them
+
+        def process_weights_after_loading(self, layer):
+            if self.fallback is None:
+                super().process_weights_after_loading(layer)
+                self.hk_layer = layer
+            elif isinstance(self.fallback, CutlassInt8ScaledMMLinearKernel):
+                self.fallback.process_weights_after_loading(layer)  # the same layout: shared
+                self.hk_layer = layer
+            else:
+                self.hk_layer = _own_copy(layer, self.layer_param_names)
+                super().process_weights_after_loading(self.hk_layer)
+                self.fallback.process_weights_after_loading(layer)
+
+        def apply_weights(self, layer, x, bias=None):
+            w_q, w_s, i_s, i_zp, azp_adj = self._get_layer_params(self.hk_layer)
+
+            def engine():
+                if self.fallback is None:
+                    _no_fallback(self, "routed to the engine")
+                return self.fallback.apply_weights(layer, x, bias)
+
+            def quant_azp(x2):
+                q, scale, azp = _custom_ops.scaled_int8_quant(x2, i_s, i_zp, symmetric=False)
+                return q, scale, None if i_zp is not None else azp  # a static zero point is in azp_adj
+
+            uncovered = None if isinstance(x, torch.Tensor) else "pre-quantized activations"
+            if uncovered is None and x.dtype not in HALF:
+                uncovered = "dtype"
+            if uncovered and self.fallback is None:
+                _no_fallback(self, uncovered)
+            return ops.int8_linear(counter("w8a8_int8"), x, w_q, w_s, bias, engine, input_scale=i_s,
+                                   azp_adj=azp_adj, quant_azp=quant_azp, uncovered=uncovered)
+
+    return HkInt8ScaledMMLinearKernel
+
+
+def fp8_kernel_class():
+    from vllm.model_executor.kernels.linear.scaled_mm.ScaledMMLinearKernel import FP8ScaledMMLinearKernel
+
+    class HkFP8ScaledMMLinearKernel(FP8ScaledMMLinearKernel):
+        """fp8 W8A8 on hk.ops.scaled_mm: activations quantized by vLLM's QuantFP8, as its kernels do."""
+
+        @classmethod
+        def is_supported(cls, compute_capability=None):
+            return _platform_ok()
+
+        @classmethod
+        def can_implement(cls, c):
+            act, weight = c.activation_quant_key, c.weight_quant_key
+            if act.dtype not in OCP_FP8 or weight.dtype not in OCP_FP8:
+                return False, "takes OCP fp8 (float8_e4m3fn, float8_e5m2), not %s" % act.dtype
+            if not (act.scale.group_shape.is_per_tensor() or act.scale.group_shape.is_per_token()):
+                return False, "takes per-tensor or per-token activation scales"
+            if not (weight.scale.group_shape.is_per_tensor() or weight.scale.group_shape.is_per_channel()):
+                return False, "takes per-tensor or per-channel weight scales"
+            if c.input_dtype not in HALF or (c.out_dtype is not None and c.out_dtype not in HALF):
+                return False, "takes bf16 or fp16 activations"
+            return True, None
+
+        def __init__(self, c, layer_param_names):
+            super().__init__(c, layer_param_names)
+            self.fallback = _next_kernel(self, "fp8")
+            self.hk_layer = None
+
+        def process_weights_after_loading(self, layer):
+            base = FP8ScaledMMLinearKernel.process_weights_after_loading
+            if self.fallback is None or type(self.fallback).process_weights_after_loading is base:
+                self.hk_layer = layer  # the weights as the linear method left them: shared
+            else:
+                self.hk_layer = _own_copy(layer, self.layer_param_names)
+            if self.fallback is not None:
+                self.fallback.process_weights_after_loading(layer)
+
+        def apply_weights(self, layer, x, bias=None):
+            w, w_s, x_s, x_s_ub = self._get_layer_params(self.hk_layer)
+
+            def engine():
+                if self.fallback is None:
+                    _no_fallback(self, "routed to the engine")
+                return self.fallback.apply_weights(layer, x, bias)
+
+            uncovered = None if isinstance(x, torch.Tensor) else "pre-quantized activations"
+            if uncovered is None and x.dtype not in HALF:
+                uncovered = "dtype"
+            if uncovered and self.fallback is None:
+                _no_fallback(self, uncovered)
+            out_dtype = self.config.out_dtype or getattr(x, "dtype", None)
+            return ops.fp8_linear(counter("w8a8_fp8"), x, w, w_s, bias, out_dtype,
+                                  lambda x2: self.quant_fp8(x2, x_s, x_s_ub), engine, uncovered=uncovered)
+
+        def apply_scaled_mm(self, *, A, B, out_dtype, As, Bs, bias, output_shape):
+            import hk.ops
+
+            return hk.ops.scaled_mm(A, B, As, Bs, out_dtype, bias).view(*output_shape)
+
+    return HkFP8ScaledMMLinearKernel
+
+
+KERNELS = []  # hk's classes, while installed
+_PLATFORMS = ("ROCM", "CPU")
+
+
+def _lists():
+    from vllm.model_executor.kernels import linear as kl
+
+    return (kl._POSSIBLE_INT8_KERNELS, kl._POSSIBLE_FP8_KERNELS)
+
+
+def install():
+    """hk's kernels first in vLLM's int8 and fp8 lists for ROCm and CPU (vLLM's register_linear_kernel
+    would append them, after kernels that always implement a layer)."""
+    from vllm.platforms import PlatformEnum
+
+    if KERNELS:
+        return
+    KERNELS.extend([int8_kernel_class(), fp8_kernel_class()])
+    for table, kernel in zip(_lists(), KERNELS):
+        for name in _PLATFORMS:
+            table.setdefault(getattr(PlatformEnum, name), []).insert(0, kernel)
+
+
+def uninstall():
+    for table in _lists():
+        for kernels in table.values():
+            kernels[:] = [k for k in kernels if k not in KERNELS]
+    KERNELS.clear()
+
+
+PATCH = Patch("w8a8", install=install, uninstall=uninstall)

@@ -1,0 +1,238 @@
+"""vLLM's W8A8 linear layers, built through its own quantization configs (CompressedTensors int8:
+static and dynamic activations, symmetric and with a zero point; CompressedTensors fp8 and
+Fp8LinearMethod) with hk's plugin loaded, take hk's kernel classes and compute through
+hk.ops.int8_scaled_mm / hk.ops.scaled_mm on hk's interpreter, matching the dequantized product
+(and, for fp8, vLLM's own torch._scaled_mm kernel). Calls the routing table sends to the engine,
+and layers hk's kernel refuses, run on the kernel vLLM would have chosen, counted."""
+
+import json
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import close
+
+ROUTES = {"target": "any", "provenance": "tests",
+          "ops": {op: [{"when": {"m": [1, 64]}, "route": "hk"}] for op in ("int8_scaled_mm", "fp8_scaled_mm")}}
+K, N = 64, 96
+
+
+@pytest.fixture(autouse=True)
+def routes(tmp_path, monkeypatch):
+    from hk_engine import routing
+
+    path = tmp_path / "routes.json"
+    path.write_text(json.dumps(ROUTES))
+    monkeypatch.setenv("HK_ENGINE_ROUTES", str(path))
+    routing.clear_cache()
+    yield
+    routing.clear_cache()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def c_stand_ins():
+    # vLLM's scaled_int8_quant and scaled_fp8_quant run torch.ops._C, which the CPU wheel lacks:
+    # hk_vllm's stand-ins (its CPU mode's).
+    from hk_vllm import cpu_kernels
+
+    cpu_kernels.define()
+
+
+@pytest.fixture
+def rocm_kernels(loaded, monkeypatch):
+    """hk's plugin with its CPU mode, whose layers choose among vLLM's ROCm kernel lists (hk's
+    kernels first, then Triton's int8 kernel, the torch._scaled_mm fp8 kernels): vLLM's CPU
+    kernels need torch.ops._C's oneDNN GEMMs. hk's two classes."""
+    from vllm.model_executor.kernels import linear as kl
+    from vllm.platforms import PlatformEnum
+
+    from hk_vllm import cpu, w8a8
+
+    monkeypatch.setenv("HK_DEVICE", "interp")
+    cpu.install(loaded)
+    int8, fp8 = w8a8.KERNELS
+    assert kl._POSSIBLE_INT8_KERNELS[PlatformEnum.ROCM][0] is int8
+    assert kl._POSSIBLE_FP8_KERNELS[PlatformEnum.ROCM][0] is fp8
+    yield int8, fp8
+    cpu.uninstall()
+
+
+def compressed_tensors(kind, weight_strategy, act_strategy, dynamic, symmetric=True):
+    from vllm.model_executor.layers.quantization.compressed_tensors.compressed_tensors import CompressedTensorsConfig
+
+    bits = {"num_bits": 8, "type": kind}
+    return CompressedTensorsConfig.from_config({
+        "quant_method": "compressed-tensors", "format": "int-quantized" if kind == "int" else "float-quantized",
+        "ignore": [],
+        "config_groups": {"group_0": {
+            "targets": ["Linear"],
+            "weights": dict(bits, symmetric=True, strategy=weight_strategy, dynamic=False),
+            "input_activations": dict(bits, symmetric=symmetric, strategy=act_strategy, dynamic=dynamic)}}})
+
+
+def build(config, bias=False):
+    """A bf16 model's layer, built under the model's default dtype as vLLM's loader builds it."""
+    from vllm.model_executor.layers.linear import ColumnParallelLinear
+    from vllm.utils.torch_utils import set_default_torch_dtype
+
+    with set_default_torch_dtype(torch.bfloat16):
+        return ColumnParallelLinear(K, N, bias=bias, params_dtype=torch.bfloat16, quant_config=config,
+                                    prefix="mlp.up")
+
+
+def kernel_of(layer):
+    method = getattr(layer, "scheme", None) or layer.quant_method
+    return getattr(method, "kernel", None) or method.fp8_linear
+
+
+def put(layer, **tensors):
+    with torch.no_grad():
+        for name, t in tensors.items():
+            getattr(layer, name).copy_(t)
+    layer.quant_method.process_weights_after_loading(layer)
+
+
+def int8_weight(g):
+    q = torch.randint(-127, 128, (N, K), generator=g, dtype=torch.int8)
+    s = torch.rand(N, 1, generator=g) * 0.002 + 0.001
+    return q, s
+
+
+@pytest.mark.parametrize("dynamic, symmetric", [(True, True), (True, False), (False, True), (False, False)])
+def test_int8_layers(rocm_kernels, vllm_config, counts, dynamic, symmetric):
+    layer = build(compressed_tensors("int", "channel", "token" if dynamic else "tensor", dynamic, symmetric), bias=True)
+    kernel = kernel_of(layer)
+    assert type(kernel) is rocm_kernels[0] and type(kernel.fallback).__name__ == "TritonInt8ScaledMMLinearKernel"
+    g = torch.Generator().manual_seed(0)
+    q, s = int8_weight(g)
+    # Activations in [-1, 3]: a zero point away from 0 (-64, static) where the scheme has one.
+    x = (torch.rand(5, K, generator=g) * 4 - 1).to(torch.bfloat16)
+    b = torch.randn(N, generator=g).to(torch.bfloat16)
+    tensors = {"weight": q, "weight_scale": s}
+    if not dynamic:
+        tensors["input_scale"] = torch.tensor([4.0 / 255 if not symmetric else 3.0 / 127])
+        if not symmetric:
+            tensors["input_zero_point"] = torch.tensor([-64], dtype=torch.int8)
+    put(layer, **tensors)
+    with torch.no_grad():
+        layer.bias.copy_(b)
+    out = layer(x)[0]
+    want = F.linear(x.float(), q.float() * s, b.float())
+    # The activations' quantization error (a step of 4/255 at most) dominates: ~1e-2 of outputs ~1.
+    torch.testing.assert_close(out.float(), want, rtol=3e-2, atol=3e-2)
+    assert counts.snapshot()["vllm.w8a8_int8"] == {"hk": 1}
+    # Past the table's 64 tokens the engine's kernel serves (Triton's, which this CPU cannot run:
+    # its answer stands in).
+    engine = torch.full((65, N), 7.0, dtype=torch.bfloat16)
+    kernel.fallback.apply_weights = lambda layer_, x_, bias_: engine
+    assert layer(torch.zeros(65, K, dtype=torch.bfloat16))[0] is engine
+    assert counts.snapshot()["vllm.w8a8_int8"] == {"hk": 1, "engine": 1}
+
+
+def test_int8_layer_with_a_zero_point_is_exact_against_its_own_quantization(rocm_kernels, vllm_config,
+                                                                            counts):
+    # The product of what vLLM's quantizer gives, dequantized: hk's GEMM adds no error of its own
+    # beyond bf16's rounding of the output.
+    from vllm import _custom_ops
+
+    layer = build(compressed_tensors("int", "channel", "token", True, False))
+    g = torch.Generator().manual_seed(3)
+    q, s = int8_weight(g)
+    put(layer, weight=q, weight_scale=s)
+    x = (torch.rand(7, K, generator=g) * 3 - 0.5).to(torch.bfloat16)
+    xq, xs, azp = _custom_ops.scaled_int8_quant(x, None, None, symmetric=False)
+    assert azp is not None and int(azp.abs().max()) > 0
+    want = ((xq.float() - azp.float()) * xs) @ (q.float() * s).t()
+    close(layer(x)[0], want)
+    assert counts.snapshot()["vllm.w8a8_int8"] == {"hk": 1}
+
+
+def fp8_weight(g, per_channel):
+    w = torch.randn(N, K, generator=g) * 0.2
+    s = (w.abs().amax(-1, keepdim=True) if per_channel else w.abs().amax().reshape(1)) / 448.0
+    return (w / s).to(torch.float8_e4m3fn), s
+
+
+def vllm_reference(layer, x):
+    """vLLM's own kernel (the one hk's falls back to) on the same layer."""
+    return kernel_of(layer).fallback.apply_weights(layer, x, None)
+
+
+@pytest.mark.parametrize("weights, acts, dynamic", [("channel", "token", True), ("tensor", "tensor", True),
+                                                    ("tensor", "tensor", False)])
+def test_compressed_tensors_fp8_layers(rocm_kernels, vllm_config, counts, weights, acts, dynamic):
+    layer = build(compressed_tensors("float", weights, acts, dynamic))
+    kernel = kernel_of(layer)
+    assert type(kernel) is rocm_kernels[1] and kernel.fallback is not None
+    g = torch.Generator().manual_seed(1)
+    q, s = fp8_weight(g, weights == "channel")
+    tensors = {"weight": q, "weight_scale": s if weights == "channel" else s.expand(layer.weight_scale.shape)}
+    if not dynamic:
+        tensors["input_scale"] = torch.full(layer.input_scale.shape, 3.0 / 448)
+    put(layer, **tensors)
+    x = torch.randn(6, K, generator=g).to(torch.bfloat16)
+    out = layer(x)[0]
+    # e4m3's activations are 3 bits of mantissa: within 0.15 of the unquantized product (|out| ~ 1.6).
+    torch.testing.assert_close(out.float(), F.linear(x.float(), q.float() * s), rtol=0.1, atol=0.15)
+    close(out, vllm_reference(layer, x))
+    assert counts.snapshot()["vllm.w8a8_fp8"] == {"hk": 1}
+    # Past the table's 64 tokens: vLLM's torch._scaled_mm kernel, the same numbers.
+    x = torch.randn(70, K, generator=g).to(torch.bfloat16)
+    assert torch.equal(layer(x)[0], vllm_reference(layer, x))
+    assert counts.snapshot()["vllm.w8a8_fp8"] == {"hk": 1, "engine": 1}
+
+
+def test_fp8_linear_method(rocm_kernels, vllm_config, counts):
+    from vllm.model_executor.layers.quantization.fp8 import Fp8Config, Fp8LinearMethod
+
+    layer = build(Fp8Config(is_checkpoint_fp8_serialized=True, activation_scheme="dynamic"))
+    assert isinstance(layer.quant_method, Fp8LinearMethod)
+    assert type(layer.quant_method.fp8_linear) is rocm_kernels[1]
+    g = torch.Generator().manual_seed(2)
+    q, s = fp8_weight(g, False)
+    put(layer, weight=q, weight_scale=s.expand(layer.weight_scale.shape))
+    x = torch.randn(3, 2, K, generator=g).to(torch.bfloat16)
+    out = layer(x)[0]
+    assert out.shape == (3, 2, N)
+    close(out, vllm_reference(layer, x))
+    assert counts.snapshot()["vllm.w8a8_fp8"] == {"hk": 1}
+
+
+def test_uncovered_calls_run_on_vllms_kernel(rocm_kernels, vllm_config, counts):
+    # fp32 activations: hk's GEMM writes bf16 or fp16, so vLLM's kernel serves them.
+    layer = build(compressed_tensors("float", "channel", "token", True))
+    g = torch.Generator().manual_seed(4)
+    q, s = fp8_weight(g, True)
+    put(layer, weight=q, weight_scale=s)
+    x = torch.randn(4, K, generator=g)
+    with pytest.warns(UserWarning, match="vllm.w8a8_fp8: hk's kernel does not cover these calls \\(dtype\\)"):
+        out = layer(x)[0]
+    assert torch.equal(out, vllm_reference(layer, x))
+    assert counts.snapshot()["vllm.w8a8_fp8"] == {"engine:uncovered": 1}
+
+
+def test_fp8_kernel_refuses_what_hk_cannot_serve(rocm_kernels):
+    from vllm.model_executor.kernels.linear.scaled_mm.ScaledMMLinearKernel import FP8ScaledMMLinearLayerConfig
+    from vllm.model_executor.layers.quantization.utils.quant_utils import kFp8DynamicTokenSym, kFp8StaticTensorSym
+
+    config = FP8ScaledMMLinearLayerConfig(weight_quant_key=kFp8StaticTensorSym, activation_quant_key=kFp8DynamicTokenSym,
+                                          weight_shape=(N, K), input_dtype=torch.float32, out_dtype=torch.float32)
+    ok, why = rocm_kernels[1].can_implement(config)
+    assert not ok and "bf16 or fp16" in why
+
+
+def test_without_another_kernel_an_unserved_call_says_what_to_do(rocm_kernels, vllm_config, monkeypatch):
+    from hk.errors import HKError
+    from vllm.model_executor.kernels import linear as kl
+    from vllm.platforms import PlatformEnum
+
+    monkeypatch.setitem(kl._POSSIBLE_FP8_KERNELS, PlatformEnum.CPU, [rocm_kernels[1]])
+    layer = build(compressed_tensors("float", "channel", "token", True))
+    assert kernel_of(layer).fallback is None
+    q, s = fp8_weight(torch.Generator().manual_seed(5), True)
+    put(layer, weight=q, weight_scale=s)
+    assert layer(torch.randn(2, K).to(torch.bfloat16))[0].shape == (2, N)  # hk serves what it covers
+    with pytest.raises(HKError, match="HkFP8ScaledMMLinearKernel cannot serve this call \\(dtype\\)") as raised:
+        layer(torch.randn(2, K))
+    assert "HK_VLLM_W8A8=0" in str(raised.value)
