@@ -88,7 +88,8 @@ Quantization (int8, fp8 e4m3 and e5m2; not fp8 on gfx942, whose fp8 is FNUZ), ea
                                               torch._scaled_mm: a, b fp8 (e4m3 or e5m2), fp32
                                               accumulation; scales None, per tensor, rowwise ([M, 1],
                                               [1, N]) or 128 x 128 blocks (scale_a [M, K/128], scale_b
-                                              [K/128, N/128]); a bf16 or fp16 with fp8 b (W8A16). The fp8
+                                              [K/128, N/128]); a bf16 or fp16 with fp8 b (W8A16); out
+                                              bf16, fp16 or fp32. The fp8
                                               instruction on gfx1201 and gfx950, else converted to 16 bits
 
 Training:

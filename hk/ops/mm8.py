@@ -14,8 +14,8 @@ activations (W8A16).
         correction is subtracted in int32, then the epilogue is fp32).
     scaled_mm(a, b, scale_a, scale_b, out_dtype, bias=None)
         a fp8 [..., K] (torch.float8_e4m3fn or float8_e5m2), or bf16 / fp16 with fp8 weights;
-        b fp8 [K, N] (torch._scaled_mm's: column-major read in place); out_dtype bf16 or fp16,
-        bias [N] in out_dtype; scale_a None, per tensor or per token ([M, 1]) and scale_b None,
+        b fp8 [K, N] (torch._scaled_mm's: column-major read in place); out_dtype bf16, fp16 or
+        fp32, bias [N] in out_dtype; scale_a None, per tensor or per token ([M, 1]) and scale_b None,
         per tensor or per column ([1, N] or [N]): out = (a @ b) * scale_a * scale_b + bias, a @ b
         accumulated in fp32. Block scales: scale_a [M, K/128] (per token per 128 columns of K),
         scale_b [K/128, N/128] (b's shape / 128: the [N/128, K/128] weight scales of
@@ -53,6 +53,9 @@ GROUP = 128    # K (and N) of a block scale
 KSTEP = {8: 64, 16: 32}
 FP8 = {torch.float8_e4m3fn: hk.fp8e4m3, torch.float8_e5m2: hk.fp8e5m2}
 HALF = {torch.bfloat16: hk.bf16, torch.float16: hk.fp16}
+# scaled_mm's outputs: torch._scaled_mm's float32 besides the 16-bit types (int8_scaled_mm keeps
+# vLLM's cutlass_scaled_mm's bf16 / fp16).
+FLOAT_OUT = {**HALF, torch.float32: hk.fp32}
 # An OCP fp8 format's (exponent bits, mantissa bits, bias).
 OCP = {"fp8e4m3": (4, 3, 7), "fp8e5m2": (5, 2, 15)}
 # Scale modes (a kernel argument): none (1), one per tensor, one per row of a (column of b), per
@@ -225,10 +228,10 @@ def _operands(op, a, b, a_dtypes, b_dtypes):
     return registry.rows(op, "a", a, k), b.t(), m, n, k
 
 
-def _out_dtype(op, out_dtype):
-    if out_dtype not in HALF:
-        _fail(op, "out_dtype is %s; it must be %s" % (out_dtype, _names(HALF)))
-    return HALF[out_dtype]
+def _out_dtype(op, out_dtype, allowed=HALF):
+    if out_dtype not in allowed:
+        _fail(op, "out_dtype is %s; it must be %s" % (out_dtype, _names(allowed)))
+    return allowed[out_dtype]
 
 
 def _vector(op, name, t, length, dtype, like, what):
@@ -327,7 +330,7 @@ def fp8_plan(a_dtype, b_dtype, arch):
 
 def launch_fp8(a, b, scale_a, scale_b, bias, out):
     op = "scaled_mm"
-    out_type = _out_dtype(op, out.dtype)
+    out_type = _out_dtype(op, out.dtype, FLOAT_OUT)
     a2, bt, m, n, k = _operands(op, a, b, tuple(FP8) + tuple(HALF), tuple(FP8))
     c = _output(op, out, a, n, out.dtype)
     a_mode, sa = _scale(op, "scale_a", scale_a, a, m, ((m, 1), (m,)), "per token ([M, 1] = [%d, 1])" % m,
@@ -378,7 +381,7 @@ def _int8(a, b, scale_a, scale_b, out_dtype, bias=None, azp_adj=None, azp=None):
 
 
 def _fp8(a, b, scale_a, scale_b, out_dtype, bias=None):
-    _out_dtype("scaled_mm", out_dtype)
+    _out_dtype("scaled_mm", out_dtype, FLOAT_OUT)
     out = _empty(a, b, out_dtype)
     launch_fp8(a, b, scale_a, scale_b, bias, out)
     return out

@@ -17,7 +17,7 @@ from hk.ops import mm8
 from hk.target import facts
 
 E4, E5 = torch.float8_e4m3fn, torch.float8_e5m2
-FRACTION = {torch.bfloat16: 7, torch.float16: 10}  # fraction bits
+FRACTION = {torch.bfloat16: 7, torch.float16: 10, torch.float32: 23}  # fraction bits
 ARCHS = facts.archs()
 
 
@@ -178,7 +178,8 @@ FP8_CASES = [  # (mode, a dtype, b dtype, bias, out dtype)
     ("tensor", E4, E4, False, torch.bfloat16), ("row", E4, E4, True, torch.bfloat16),
     ("row", E5, E5, False, torch.float16), ("block", E4, E4, True, torch.bfloat16),
     ("block_w", E4, E4, False, torch.float16), ("block_w_token", E4, E4, True, torch.bfloat16),
-    ("w8a16", torch.bfloat16, E4, True, torch.bfloat16),
+    ("w8a16", torch.bfloat16, E4, True, torch.bfloat16), ("row", E4, E4, True, torch.float32),
+    ("block", E5, E5, False, torch.float32), ("w8a16", torch.float16, E4, True, torch.float32),
     ("w8a16", torch.float16, E5, False, torch.float16), ("none", E4, E5, False, torch.bfloat16),
 ]
 
@@ -223,11 +224,26 @@ def test_fp8_agrees_with_torch_scaled_mm(interp, mode, bias, dtype):
     close(got, reference, slack)
 
 
+@pytest.mark.parametrize("bias", [False, True])
+def test_fp32_out_agrees_with_torch_scaled_mm(interp, bias):
+    m, n, k = 33, 48, 100
+    a, b = fp8_operands(m, n, k, E4)
+    sa, sb = fp8_scales(m, n, k)["row"]
+    bias = torch.randn(n, generator=torch.Generator().manual_seed(6)) if bias else None
+    want = torch._scaled_mm(a, b, sa, sb, bias=bias, out_dtype=torch.float32)
+    got = torch.ops.hk.scaled_mm(a, b, sa, sb, torch.float32, bias)
+    assert got.dtype == torch.float32
+    reference, slack = fp8_reference(a, b, sa, sb, bias)
+    # Both sum the exact products in fp32, in their own orders: apart by the orders' difference.
+    assert bool(((got.double() - want.double()).abs() <= 2 * slack + ulp(want.double(), torch.float32)).all())
+    close(got, reference, slack)
+
+
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx942", "gfx950", "gfx1201"])
 def test_fp8_on_the_emulator(monkeypatch, arch):
     m, n, k = 37, 256, 256
     for case in (("row", E4, E4, True, torch.bfloat16), ("block", E4, E4, False, torch.bfloat16),
-                 ("w8a16", torch.bfloat16, E4, False, torch.bfloat16)):
+                 ("w8a16", torch.bfloat16, E4, False, torch.bfloat16), ("tensor", E4, E4, True, torch.float32)):
         a, b, sa, sb, bias = fp8_case(*case, m, n, k, seed=2)
         want, slack = fp8_reference(a, b, sa, sb, bias)
         on(monkeypatch, "emu", arch)
@@ -345,6 +361,10 @@ def test_bad_fp8_arguments_are_launch_errors(interp):
             "block scales need K a multiple of 128, not 200")
     refused(lambda: mm(a, b[:, :200], None, s["block"][1][:, :1], bf), "block scales need N a multiple of 128, not 200")
     refused(lambda: mm(a, b, None, None, bf, torch.zeros(256)), r"bias is float32 \[256\]")
+    refused(lambda: mm(a, b, None, None, torch.float64), r"out_dtype is torch.float64; it must be bfloat16 or "
+                                                         r"float16 or float32")
+    refused(lambda: mm(a, b, None, None, torch.float32, torch.zeros(256, dtype=bf)),
+            r"bias is bfloat16 \[256\] on cpu; it must be float32")
 
 
 @pytest.mark.parametrize("arch", ARCHS)
@@ -359,6 +379,9 @@ def test_the_kernels_pass_the_gates(arch):
         kernels.append(mm8.mm8_kernel(hk.bf16, f8, hk.bf16, hk.bf16, True, None, block))  # W8A16
         if target.fp8_format == "ocp":
             kernels.append(mm8.mm8_kernel(hk.fp8e4m3, hk.fp8e4m3, hk.fp8e4m3, hk.bf16, True, None, block))
+            kernels.append(mm8.mm8_kernel(hk.fp8e4m3, hk.fp8e4m3, hk.fp8e4m3, hk.fp32, True, None, block))
+        else:
+            kernels.append(mm8.mm8_kernel(f8, f8, hk.bf16, hk.fp32, True, None, block))
     for kernel in kernels:
         for divisors in (16, 1):
             built = kernel.build(arch, divisors=divisors)
