@@ -16,10 +16,11 @@ token; below it the step is a tie the engine may break either way.
 
 The thresholds, for hk's kernels (bf16) on the models of hk_engine.testing.models: the logprob an
 engine reports for a token differs from the float32 reference's, in the same context, by at most
-0.056 over every step of every prompt of every model, in vLLM and in SGLang (the tests print the
-largest, per prompt), so LOGPROB_ERROR = 0.1 is about twice that. The difference of two logits is the difference of their
-logprobs: its error is under 2 x LOGPROB_ERROR = 0.2, and where the reference's two best logits
-are more than MARGIN = 0.25 apart the engine must pick the same token. A mixture of experts'
+0.056 over every step of every prompt of every model with bf16 activations and caches, in vLLM
+and in SGLang (the tests print the largest, per prompt), so LOGPROB_ERROR = 0.1 is about twice
+that. The difference of two logits is the difference of their logprobs: its error is under
+2 x LOGPROB_ERROR = 0.2, and where the reference's two best logits are more than MARGIN = 0.25
+apart the engine must pick the same token. A mixture of experts'
 routing must be as decisive: its k-th and (k+1)-th router logits more than MARGIN apart too.
 
 8-bit activations and caches (a W8A8 checkpoint's int8 activations, an fp8 KV cache) are modelled
