@@ -23,7 +23,7 @@ BLOCK = 16
 # hk's calls per forward pass, per model: the linear layers (qkv, o, gate_up, down per layer, or
 # qkv, o and the router for an MoE layer; and the logits), the RMSNorms (two per layer, and q's and
 # k's in Qwen3's attention; and the final one), and one rotary, SiLU-and-mul (the MoE experts'
-# own), cache write, attention, AWQ GEMM or MoE experts call per layer and projection.
+# own), cache write, attention, AWQ or W8A8 GEMM or MoE experts call per layer and projection.
 _ATTENTION = {"vllm.rotary": LAYERS, "vllm.kv_cache_write": LAYERS, "vllm.attention": LAYERS}
 CALLS = {
     "llama": dict(_ATTENTION, **{"vllm.linear": 4 * LAYERS + 1, "vllm.norm": 2 * LAYERS + 1,
@@ -34,6 +34,8 @@ CALLS = {
                                      "vllm.moe": LAYERS}),
     "llama_awq": dict(_ATTENTION, **{"vllm.awq": 4 * LAYERS, "vllm.linear": 1, "vllm.norm": 2 * LAYERS + 1,
                                      "vllm.silu_and_mul": LAYERS}),
+    "llama_w8a8": dict(_ATTENTION, **{"vllm.w8a8_int8": 4 * LAYERS, "vllm.linear": 1,
+                                      "vllm.norm": 2 * LAYERS + 1, "vllm.silu_and_mul": LAYERS}),
 }
 
 
@@ -81,17 +83,23 @@ def generate(llm, prompts, tokens):
     return llm.generate([{"prompt_token_ids": p} for p in prompts], greedy_params(tokens), use_tqdm=False)
 
 
-def agree(kind, outputs, indices=None, title="", steps=16):
+def agree(kind, outputs, indices=None, title="", steps=16, kv_cache_dtype=None, margin=reference.MARGIN,
+          logprob_error=reference.LOGPROB_ERROR):
     """Checks vLLM's outputs (`steps` tokens after each of the reference's prompts `indices`, all:
-    None) against the reference, and prints the table; returns its rows."""
+    None) against the reference, and prints the table; returns its rows. kv_cache_dtype
+    reference.FP8_KV: against the reference with an fp8 KV cache (computed here). The thresholds:
+    reference's for bf16 (the default) or for 8-bit activations or caches (QUANTIZED_*)."""
     prompts, ref = expected(kind)
     indices = list(range(len(ref)) if indices is None else indices)
     got = [continuation(o) for o in outputs]
     tokens, logprobs = [t for t, _ in got], [lp for _, lp in got]
-    greedy = [reference.Greedy(*(x[:steps] for x in (ref[i].tokens, ref[i].logprobs, ref[i].margins)))
-              for i in indices]
-    forced = reference.forced(model(kind), [prompts[i] for i in indices], tokens)
-    rows = reference.compare(greedy, forced, tokens, logprobs, reference.MARGIN, reference.LOGPROB_ERROR)
+    if kv_cache_dtype is None:
+        greedy = [reference.Greedy(*(x[:steps] for x in (ref[i].tokens, ref[i].logprobs, ref[i].margins)))
+                  for i in indices]
+    else:
+        greedy = reference.greedy(model(kind), [prompts[i] for i in indices], steps, kv_cache_dtype)
+    forced = reference.forced(model(kind), [prompts[i] for i in indices], tokens, kv_cache_dtype)
+    rows = reference.compare(greedy, forced, tokens, logprobs, margin, logprob_error)
     for row, i in zip(rows, indices):
         row.prompt = i
     text = reference.table(rows, title or "%s against transformers (float32)" % kind)

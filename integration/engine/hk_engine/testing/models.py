@@ -7,6 +7,7 @@ Nothing is downloaded.
     write("qwen3", path)        # Qwen3: q/k norms, heads of 128 (GQA: 2 over 1)
     write("qwen3_moe", path)    # Qwen3-MoE: 8 experts, top-2 routing, heads of 64
     write("llama_awq", path)    # the Llama's weights quantized to 4 bits in AutoAWQ's format
+    write("llama_w8a8", path)   # the Llama as a CompressedTensors W8A8 int8 checkpoint
     write("llama_head40", path) # a Llama with heads of 40, a size hk's attention and rotary do not take
 
     python -m hk_engine.testing.models KIND DIR   # the same, and DIR/reference.json (see main)
@@ -16,6 +17,11 @@ embedding, and the logits spread over several units: attention and the MLPs deci
 token, and the top two logits are usually far enough apart that bf16 rounding does not swap them.
 Every stored value is exactly representable in bf16 (and, for the AWQ checkpoint, in fp16), so an
 engine running in bf16 reads the same weights as a float32 reference.
+
+The quantized checkpoints are written by hand from the same weights (no quantization library):
+llama_awq's in AutoAWQ's format, llama_w8a8's as llm-compressor writes W8A8 int8 in
+CompressedTensors' format (int8 weights per output channel, symmetric, with a weight_scale; int8
+activations quantized per token when the model runs, symmetric).
 """
 
 import json
@@ -74,7 +80,7 @@ SPECS = {
                                          head_dim=40, intermediate_size=320)),
 }
 # Kinds written from another's config: (that kind, how the checkpoint differs).
-DERIVED = {"llama_awq": ("llama", "AWQ 4-bit")}
+DERIVED = {"llama_awq": ("llama", "AWQ 4-bit"), "llama_w8a8": ("llama", "W8A8 int8, CompressedTensors")}
 KINDS = tuple(SPECS) + tuple(DERIVED)
 FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
 
@@ -172,6 +178,9 @@ def write(kind, path, seed=0):
     if kind == "llama_awq":
         _write_awq(model, path)
         model.generation_config.save_pretrained(path)
+    elif kind == "llama_w8a8":
+        _write_w8a8(model, path)
+        model.generation_config.save_pretrained(path)
     else:
         model.to(torch.bfloat16).save_pretrained(path, safe_serialization=True)
     return path
@@ -238,12 +247,57 @@ def _write_awq(model, path):
         json.dump(cfg, f, indent=2, sort_keys=True)
 
 
+W8A8_QMAX = 127
+
+
+def _write_w8a8(model, path):
+    """The CompressedTensors W8A8 int8 checkpoint of a dense model: every projection of its layers
+    as int8 weights [out, in] with a bf16 weight_scale [out, 1] (symmetric, per output channel:
+    W = q * scale), the rest (embeddings, norms, the logits' head) in bf16; config.json's
+    quantization_config as llm-compressor writes it, activations quantized per token, dynamically."""
+    from safetensors.torch import save_file
+
+    tensors = {}
+    for name, p in model.state_dict().items():
+        if _quantized(name, p):
+            w = p.float()
+            scale = _bf16_exact((w.abs().amax(1, keepdim=True) / W8A8_QMAX).clamp(min=1e-6))
+            tensors[name] = torch.round(w / scale).clamp(-W8A8_QMAX, W8A8_QMAX).to(torch.int8)
+            tensors[name[:-len("weight")] + "weight_scale"] = scale.to(torch.bfloat16)
+        else:
+            tensors[name] = p.to(torch.bfloat16)
+    save_file({k: v.contiguous() for k, v in tensors.items()}, os.path.join(path, "model.safetensors"),
+              metadata={"format": "pt"})
+    int8 = {"num_bits": 8, "type": "int", "symmetric": True, "group_size": None, "block_structure": None,
+            "actorder": None, "observer": None, "observer_kwargs": {}}
+    cfg = model.config.to_dict()
+    cfg["dtype"] = "bfloat16"
+    cfg["quantization_config"] = {
+        "quant_method": "compressed-tensors", "format": "int-quantized", "quantization_status": "compressed",
+        "ignore": ["lm_head"], "kv_cache_scheme": None,
+        "config_groups": {"group_0": {
+            "targets": ["Linear"], "output_activations": None,
+            "weights": dict(int8, strategy="channel", dynamic=False, observer="minmax"),
+            "input_activations": dict(int8, strategy="token", dynamic=True)}}}
+    with open(os.path.join(path, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+
+
+def quant_method(path):
+    """The quant_method of the checkpoint in `path` (None: not quantized)."""
+    with open(os.path.join(path, "config.json")) as f:
+        return json.load(f).get("quantization_config", {}).get("quant_method")
+
+
 def dequantized_state(path):
-    """The float32 state dict an AWQ checkpoint in `path` stands for: W = (q - z) * s, transposed
-    back to [out, in]; other tensors as stored."""
+    """The float32 state dict a quantized checkpoint in `path` stands for: AWQ's W = (q - z) * s,
+    transposed back to [out, in]; W8A8's W = q * weight_scale; other tensors as stored."""
     from safetensors.torch import load_file
 
     stored = load_file(os.path.join(path, "model.safetensors"))
+    if quant_method(path) == "compressed-tensors":
+        return {name: t.float() * stored[name + "_scale"].float() if name + "_scale" in stored else t.float()
+                for name, t in stored.items() if not name.endswith(".weight_scale")}
     with open(os.path.join(path, "config.json")) as f:
         group = json.load(f)["quantization_config"]["group_size"]
     state = {}
@@ -257,6 +311,21 @@ def dequantized_state(path):
         elif not name.endswith((".qzeros", ".scales")):
             state[name] = t.float()
     return state
+
+
+def quantize_activations_per_token(model):
+    """Makes every projection of the model's layers quantize its input as W8A8's dynamic int8
+    activations are (per token, symmetric: scale = max|x| / 127, x = round(x / scale) * scale), in
+    float32: the computation a W8A8 checkpoint stands for. Returns the model."""
+    def fake_quant(module, args):
+        x = args[0]
+        scale = x.abs().amax(-1, keepdim=True).clamp(min=1e-10) / W8A8_QMAX
+        return (torch.round(x / scale).clamp(-W8A8_QMAX, W8A8_QMAX) * scale,) + tuple(args[1:])
+
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.Linear) and _quantized(name + ".weight", module.weight):
+            module.register_forward_pre_hook(fake_quant)
+    return model
 
 
 NEW_TOKENS = 16
