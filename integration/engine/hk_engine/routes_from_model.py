@@ -3,8 +3,8 @@ predictions of hk's kernel and of the engine's own Triton kernel for the same ca
 
     bazel run //integration/engine:hk-routes -- --out=$PWD/integration/engine/hk_engine/tables
 
-For each target and each op whose engine kernel is Triton (vLLM 0.33's AWQ GEMM, fused MoE
-GEMMs and unified paged attention, read from the pinned engine environment and compiled ahead of time for the target), at a
+For each target and each op whose engine kernel is Triton (vLLM 0.33's AWQ GEMM, W8A8 int8
+GEMM, fused MoE GEMMs and unified paged attention, read from the pinned engine environment and compiled ahead of time for the target), at a
 set of token buckets over a model's shapes (hk/autotune/models.json), both launches are
 predicted and the op's rule for the bucket routes to hk when the engine's predicted time is at
 least (1 + margin) times hk's, the margin being the model's stated error for the target by
@@ -14,8 +14,8 @@ covers the token counts above the previous bucket up to its own.
 
 Ops with no code object the model can read (the engine calls hipBLASLt or its C++ kernels: the
 plain linear, RMSNorm, rotary, SiLU-and-mul, the KV cache write, the AWQ path above 255 tokens,
-the W8A8 fp8 GEMM), and the W8A8 int8 GEMM (Triton's, not predicted yet), get rules whose "basis"
-says so, hk only where a published measurement supports it.
+the W8A8 fp8 GEMM) get rules whose "basis" says so, hk only where a published measurement
+supports it.
 
 Exit codes: 0 tables written, 1 a prediction failed for some op (its rule says why), 2 a wrong
 command.
@@ -40,7 +40,8 @@ FLOATS = HALF + ["float32"]
 
 def define_flags():
     flags.DEFINE_list("archs", ARCHS, "the targets whose tables to write")
-    flags.DEFINE_list("ops", None, "the predicted ops (default: all of PREDICTED)")
+    flags.DEFINE_list("ops", None, "the predicted ops to predict again (default: all of PREDICTED); the shipped "
+                      "tables' rules of the others stay")
     flags.DEFINE_list("tokens", None, "token buckets for every predicted op (default: each op's own)")
     flags.DEFINE_integer("shapes", None, "predict only the first N shapes of each op's model (a quick run)",
                          lower_bound=1)
@@ -127,6 +128,53 @@ class AwqGemm(Op):
         b = self.BLOCK
         consts = dict(BLOCK_SIZE_M=b, BLOCK_SIZE_N=b, BLOCK_SIZE_K=b, SPLIT_K=self.SPLIT_K)
         grid = (-(-m // b) * -(-n // b), self.SPLIT_K)
+        return mine, _engine_seconds(kernels[self.kernel], arch, args, consts, grid, 4)
+
+
+class Int8ScaledMM(Op):
+    """vLLM's Triton W8A8 int8 GEMM (scaled_mm_kernel, which TritonInt8ScaledMMLinearKernel
+    launches on ROCm without AITER) at the tile triton_scaled_mm's heuristic picks, 4 warps,
+    against hk.ops.int8_scaled_mm: activations int8 per token, weights int8 per channel stored
+    K x N column-major (vLLM's layout for both), out in the activations' 16-bit type, on
+    Qwen3-8B's linear layers. The activations' quantization (a kernel before either GEMM) is
+    not counted."""
+
+    def shapes(self, limit=None):
+        return linear_shapes(self.model)[:limit]
+
+    @staticmethod
+    def vllm_tile(m, n):
+        """(BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K) triton_scaled_mm's heuristic picks."""
+        rows = max(32, 1 << max(m - 1, 0).bit_length())
+        if rows <= 32:
+            return (64, 64, 256) if n < 8192 else (64, 128, 256)
+        return (64, 64, 256) if rows <= 64 else (64, 128, 128) if rows <= 128 else (128, 128, 128)
+
+    def predict(self, kernels, arch, m, shape):
+        import torch
+        import triton.language as tl
+
+        from hk import perf
+        from hk.ops import mm8
+
+        n, k = shape
+        meta = dict(device="meta")
+        a = torch.empty(m, k, dtype=torch.int8, **meta)
+        b = torch.empty(n, k, dtype=torch.int8, **meta).t()  # K x N, column-major
+        scale_a = torch.empty(m, 1, dtype=torch.float32, **meta)
+        scale_b = torch.empty(1, n, dtype=torch.float32, **meta)
+        out = torch.empty(m, n, dtype=torch.bfloat16, **meta)
+        mine = sum(p.seconds for p in perf.predict_call(mm8.launch_int8, a, b, scale_a, scale_b, None, None, None,
+                                                        out, arch=arch))
+        bm, bn, bk = self.vllm_tile(m, n)
+        P = ek.Ptr
+        args = dict(a_ptr=P("int8", m * k), b_ptr=P("int8", k * n), scale_a_ptr=P("float32", m * 4),
+                    scale_b_ptr=P("float32", n * 4), c_ptr=P("bfloat16", m * n * 2), bias_ptr=None, M=m, N=n, K=k,
+                    stride_am=k, stride_ak=1, stride_bk=1, stride_bn=k, stride_cm=n, stride_cn=1)
+        # A per-token scale of one row is a scalar to triton_scaled_mm ([1, 1]).
+        consts = dict(ACCUMULATOR_DTYPE=tl.int32, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
+                      BLOCK_SIZE_SCALE_A=1 if m == 1 else bm, BLOCK_SIZE_SCALE_B=bn, USE_TD=False, B_T=True)
+        grid = (-(-m // bm) * -(-n // bn),)
         return mine, _engine_seconds(kernels[self.kernel], arch, args, consts, grid, 4)
 
 
@@ -336,6 +384,9 @@ PREDICTED = {
                         "qwen3-8b", (1, 8, 32, 128), ("float16", "bfloat16"), upper=255),
     "moe": FusedMoe("moe", "vllm", "vllm.model_executor.layers.fused_moe.fused_moe", "fused_moe_kernel",
                     "olmoe-1b-7b", (1, 8, 32, 128, 512, 2048), ("bfloat16", "float16")),
+    "int8_scaled_mm": Int8ScaledMM("int8_scaled_mm", "vllm",
+                                   "vllm.model_executor.layers.quantization.compressed_tensors.triton_scaled_mm",
+                                   "scaled_mm_kernel", "qwen3-8b", (1, 32, 128, 2048), ("bfloat16", "float16")),
     "attention_decode": PagedAttention("attention_decode", "vllm", _UNIFIED, "kernel_unified_attention", "qwen3-8b",
                                        (1, 4, 16, 64, 256), ("bfloat16",), given=_PLATFORM, fact="seqs",
                                        kernels=("reduce_segments",)),
@@ -357,9 +408,6 @@ NO_CODE_OBJECT = {
     "kv_cache_write": "the engine's kernel is C++ (vLLM's _C reshape_and_cache_flash): no code object to predict",
     "awq_gemm": "above 255 tokens vLLM dequantizes (Triton) and multiplies with hipBLASLt: no code object "
                 "for its GEMM",
-    # Triton's kernel is a code object the model could read, but hk-routes has no Op for it yet.
-    "int8_scaled_mm": "vLLM multiplies W8A8 int8 with AITER's GEMM or its Triton triton_scaled_mm: not predicted "
-                      "yet (hk-routes predicts neither)",
     "fp8_scaled_mm": "vLLM multiplies W8A8 fp8 with AITER's GEMMs or torch._scaled_mm (hipBLASLt): no code object "
                      "to predict",
 }
@@ -548,10 +596,34 @@ def load_kernels(ops, roots, directory):
     return out
 
 
+def kept_rules(previous, ops, model, versions, margin):
+    """{op name: (rules, provenance line)} of the predicted ops not among `ops` in the previous
+    Table, which must be of this model, these packages and this margin (so that its rules of the
+    other ops stand beside the new ones as if predicted with them)."""
+    names = [n for n in PREDICTED if n not in {op.name for op in ops} and n in previous.ops]
+    if not names:
+        return {}
+    prov = previous.provenance if isinstance(previous.provenance, dict) else {}
+    was = (prov.get("model"), prov.get("packages"), prov.get("margin"))
+    if was != (model, versions, margin):
+        raise ek.EngineKernelError(
+            "%s was predicted by model %s with %s at margin %s, not model %s with %s at margin %s: its rules of "
+            "the other ops cannot stand beside new ones; predict every op again (no --ops)"
+            % ((previous.source,) + was + (model, versions, margin)))
+    return {n: (previous.ops[n], prov.get("predicted", {}).get(n)) for n in names}
+
+
+def _in_order(d):
+    """`d` (keyed by op) in the order of PREDICTED, then NO_CODE_OBJECT."""
+    order = list(PREDICTED) + list(NO_CODE_OBJECT)
+    return dict(sorted(d.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
+
+
 def build_tables(archs, ops, roots, margin="stated", tokens=None, shapes=None, jobs=1, previous=None,
-                 directory=None, progress=None):
+                 directory=None, progress=None, keep=False):
     """{arch: table} predicted for `ops` (Op objects) at `tokens` (or each op's buckets), the
-    engines' packages under roots[engine]; `previous` maps an arch to its previous Table."""
+    engines' packages under roots[engine]; `previous` maps an arch to its previous Table. `keep`:
+    the previous table's rules of the other predicted ops stay (kept_rules)."""
     import triton
 
     from hk.autotune import fingerprint
@@ -569,16 +641,19 @@ def build_tables(archs, ops, roots, margin="stated", tokens=None, shapes=None, j
                 buckets = tuple(t for t in buckets if t <= op.upper)
             plan.append((arch, op, buckets))
             work += [(op, kernels[op.name], arch, t, op.shapes(shapes)) for t in buckets]
+    versions = {engine: ek.installed_version(root, engine) for engine, root in sorted(roots.items())}
+    versions["triton"] = triton.__version__
+    model = fingerprint.model_version()
+    kept = {arch: kept_rules(previous[arch], ops, model, versions, margin_for(arch, margin))
+            if keep and (previous or {}).get(arch) else {} for arch in archs}
     if progress:
         progress(len(work))
     outcomes = iter(run_jobs(work, jobs, progress and (lambda: progress(None))))
-    versions = {engine: ek.installed_version(root, engine) for engine, root in sorted(roots.items())}
-    versions["triton"] = triton.__version__
     today = datetime.date.today().isoformat()
     tables = {}
     for arch in archs:
         chosen = margin_for(arch, margin)
-        table_ops = {}
+        table_ops = {name: rules for name, (rules, _) in kept[arch].items()}
         for a, op, buckets in plan:
             if a == arch:
                 table_ops[op.name] = predicted_rules(op, buckets, [next(outcomes) for _ in buckets], chosen,
@@ -592,13 +667,14 @@ def build_tables(archs, ops, roots, margin="stated", tokens=None, shapes=None, j
             "target": arch,
             "provenance": {
                 "kind": "model",
-                "model": fingerprint.model_version(),
+                "model": model,
                 "error": stated_error(devices.get(None, arch=arch)),
                 "margin": chosen,
                 "date": today,
                 "packages": versions,
-                "predicted": {op.name: "%s %s's %s on %s's shapes" % (op.engine, versions[op.engine], op.kernel,
-                                                                      op.model) for op in ops},
+                "predicted": _in_order({**{name: line for name, (_, line) in kept[arch].items() if line},
+                                        **{op.name: "%s %s's %s on %s's shapes" % (
+                                            op.engine, versions[op.engine], op.kernel, op.model) for op in ops}}),
                 "rule": "a predicted rule routes to hk when the engine's predicted time is at least (1 + margin) "
                         "times hk's (ratio = engine / hk), unless a published measurement of the same kernels "
                         "on the target's GPU covers it (its basis starts with 'measured'); every other rule "
@@ -607,7 +683,7 @@ def build_tables(archs, ops, roots, margin="stated", tokens=None, shapes=None, j
                                  "attention): the rules compare hk with vLLM's, for both engines",
                 "command": "bazel run //integration/engine:hk-routes -- --jobs=2 --out=<tables directory>",
             },
-            "ops": table_ops,
+            "ops": _in_order(table_ops),
         }
         routing.Table(tables[arch], "<generated %s>" % arch)  # the form routing.py reads
     return tables
@@ -666,8 +742,12 @@ def main(argv):
         else:
             bar.update(1)
 
-    tables = build_tables(FLAGS.archs, ops, {"vllm": root}, FLAGS.margin, FLAGS.tokens, FLAGS.shapes, FLAGS.jobs,
-                          previous, progress=progress)
+    try:
+        tables = build_tables(FLAGS.archs, ops, {"vllm": root}, FLAGS.margin, FLAGS.tokens, FLAGS.shapes, FLAGS.jobs,
+                              previous, progress=progress, keep=bool(FLAGS.ops))
+    except ek.EngineKernelError as e:
+        print("hk-routes: %s" % e, file=sys.stderr)
+        return 2
     bar.close()
     write(tables, FLAGS.out)
     failed = 0

@@ -165,3 +165,59 @@ def test_moe_predicts_the_block_hk_launches(monkeypatch, tuned_knobs, block):
     mine, _ = op.predict({op.kernel: None}, "gfx1100", 4, shape)
     assert asked == [("fused_moe", (4, experts, top_k, hidden, inter, "bf16"), "gfx1100")]
     assert blocks == [block or moe.block_for(4 * top_k, experts)] * 2 and mine == pytest.approx(2e-6)
+
+
+def test_int8_gemm_is_predicted_against_vllms_triton_kernel(vllm_root, tmp_path):
+    # vLLM's triton_scaled_mm lifted from the pinned package, compiled for gfx950 at the tile its
+    # heuristic picks for one row, beside hk.ops.int8_scaled_mm's own launch.
+    import torch
+
+    from hk import perf
+    from hk.ops import mm8
+
+    op = rfm.PREDICTED["int8_scaled_mm"]
+    (n, k), = op.shapes(1)
+    tables = rfm.build_tables(["gfx950"], [op], {"vllm": vllm_root}, tokens=[1], shapes=1, directory=str(tmp_path))
+    rule, = tables["gfx950"]["ops"]["int8_scaled_mm"]
+    assert rule["basis"] == "predicted at m 1" and rule["engine_us"] > 0
+    meta = dict(device="meta")
+    mine = perf.predict_call(mm8.launch_int8, torch.empty(1, k, dtype=torch.int8, **meta),
+                             torch.empty(n, k, dtype=torch.int8, **meta).t(),
+                             torch.empty(1, 1, **meta), torch.empty(1, n, **meta), None, None, None,
+                             torch.empty(1, n, dtype=torch.bfloat16, **meta), arch="gfx950")
+    assert rule["hk_us"] == pytest.approx(sum(p.seconds for p in mine) * 1e6, rel=1e-3)
+    assert rule["route"] == rfm.decide(rule["hk_us"], rule["engine_us"], rfm.margin_for("gfx950", "stated"))[0]
+    table = routing.Table(tables["gfx950"])
+    assert table.route("int8_scaled_mm", dtype="bfloat16", m=300, n=n, k=k) == rule["route"]
+    assert rfm.Int8ScaledMM.vllm_tile(1, 6144) == (64, 64, 256)   # triton_scaled_mm's heuristic
+    assert rfm.Int8ScaledMM.vllm_tile(32, 24576) == (64, 128, 256)
+    assert rfm.Int8ScaledMM.vllm_tile(33, 4096) == (64, 64, 256)
+    assert rfm.Int8ScaledMM.vllm_tile(100, 4096) == (64, 128, 128)
+    assert rfm.Int8ScaledMM.vllm_tile(129, 4096) == (128, 128, 128)
+
+
+def test_predicting_some_ops_keeps_the_others_rules_of_the_same_model(vllm_root, tmp_path):
+    from hk.autotune import fingerprint
+
+    op = _Unpredictable("awq_gemm", "vllm", rfm.PREDICTED["awq_gemm"].module, "awq_gemm_kernel", "qwen3-8b", (1,),
+                        ("float16",), upper=255)
+    moe = [{"when": {"m": [1, None]}, "route": "hk", "basis": "predicted at m 1", "ratio": 2.0, "hk_us": 1.0,
+            "engine_us": 2.0}]
+    versions = {"vllm": ek.installed_version(vllm_root, "vllm"), "triton": __import__("triton").__version__}
+    prov = {"model": fingerprint.model_version(), "packages": versions, "margin": rfm.margin_for("gfx942", "stated"),
+            "predicted": {"moe": "vllm's fused_moe_kernel"}}
+    previous = routing.Table({"target": "gfx942", "provenance": prov, "ops": {"moe": moe}}, "gfx942.json")
+    tables = rfm.build_tables(["gfx942"], [op], {"vllm": vllm_root}, tokens=[1], shapes=1,
+                              previous={"gfx942": previous}, directory=str(tmp_path), keep=True)
+    table = tables["gfx942"]
+    assert table["ops"]["moe"] == moe and "awq_gemm" in table["ops"]
+    assert table["provenance"]["predicted"]["moe"] == "vllm's fused_moe_kernel"
+    assert list(table["ops"])[:2] == ["awq_gemm", "moe"]  # PREDICTED's order
+    # Rules of another model (or packages, or margin) cannot stand beside new ones.
+    for field, value in (("model", "0.0.9+old"), ("margin", 0.5)):
+        stale = routing.Table({"target": "gfx942", "provenance": dict(prov, **{field: value}), "ops": {"moe": moe}},
+                              "gfx942.json")
+        with pytest.raises(ek.EngineKernelError, match="gfx942.json was predicted by model .* predict every op "
+                                                       "again"):
+            rfm.build_tables(["gfx942"], [op], {"vllm": vllm_root}, tokens=[1], shapes=1,
+                             previous={"gfx942": stale}, directory=str(tmp_path), keep=True)
