@@ -24,7 +24,8 @@ _EXPORTS = {
     "range": "hk.dsl.control", "Func": "hk.dsl.func", "func": "hk.dsl.func",
     "DType": "hk.types", "RT": "hk.types", "RV": "hk.types", "ST": "hk.types", "SV": "hk.types",
     "Tensor": "hk.types", "bf16": "hk.types", "fp16": "hk.types", "fp32": "hk.types",
-    "fp8e4m3": "hk.types", "fp8e5m2": "hk.types", "i8": "hk.types", "i32": "hk.types",
+    "fp8e4m3": "hk.types", "fp8e5m2": "hk.types", "fp8e4m3fnuz": "hk.types",
+    "fp8e5m2fnuz": "hk.types", "i8": "hk.types", "i32": "hk.types",
     "space": "hk.autotune.space",
 }
 for _name in ("add_col", "add_row", "broadcast", "causal", "cdiv", "col_max", "col_min", "col_sum",

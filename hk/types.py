@@ -37,9 +37,15 @@ i32 = DType("i32", "i32", 32, False, "int32")
 i8 = DType("i8", "i8", 8, False, "int8")
 fp8e4m3 = DType("fp8e4m3", "f8E4M3FN", 8, True, "float8_e4m3fn")
 fp8e5m2 = DType("fp8e5m2", "f8E5M2", 8, True, "float8_e5m2")
+# The FNUZ variants (gfx942's matrix cores): bias one larger, no infinities, no negative zero,
+# one NaN (0x80); torch.float8_e4m3fnuz / float8_e5m2fnuz.
+fp8e4m3fnuz = DType("fp8e4m3fnuz", "f8E4M3FNUZ", 8, True, "float8_e4m3fnuz")
+fp8e5m2fnuz = DType("fp8e5m2fnuz", "f8E5M2FNUZ", 8, True, "float8_e5m2fnuz")
 mask = DType("mask", "i1", 1, False, "bool")
 
-DTYPES = (bf16, fp16, fp32, i32, i8, fp8e4m3, fp8e5m2)
+DTYPES = (bf16, fp16, fp32, i32, i8, fp8e4m3, fp8e5m2, fp8e4m3fnuz, fp8e5m2fnuz)
+FP8 = (fp8e4m3, fp8e5m2, fp8e4m3fnuz, fp8e5m2fnuz)
+FNUZ = (fp8e4m3fnuz, fp8e5m2fnuz)
 _BY_MLIR = {d.mlir: d for d in DTYPES + (mask,)}
 _BY_TORCH = {d.torch_name: d for d in DTYPES + (mask,)}
 
@@ -56,7 +62,7 @@ def from_torch(dtype):
 def _check_dtype(dtype, what):
     if not isinstance(dtype, DType) or dtype is mask:
         raise TraceError("%s needs an hk dtype (hk.bf16, hk.fp16, hk.fp32, hk.i32, hk.i8, "
-                         "hk.fp8e4m3, hk.fp8e5m2) but got %r" % (what, dtype),
+                         "hk.fp8e4m3, hk.fp8e5m2, hk.fp8e4m3fnuz, hk.fp8e5m2fnuz) but got %r" % (what, dtype),
                          hint="there are no bool, 64-bit or unsigned element types: keep masks and "
                               "flags as hk.i8 or hk.i32, indices as hk.i32")
 

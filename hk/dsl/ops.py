@@ -319,7 +319,7 @@ def mma(kind, a, b, c):
         return wrap(builder.d.hk.mma(getattr(builder.d.hk.MmaKind, kind), a.v, b.v, c.v), c.spec)
 
 
-_MMA_OPERANDS = (types.bf16, types.fp16, types.i8, types.fp8e4m3, types.fp8e5m2)
+_MMA_OPERANDS = (types.bf16, types.fp16, types.i8) + types.FP8
 
 
 def _mma_types(kind, a, b, c):

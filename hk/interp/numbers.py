@@ -82,7 +82,8 @@ def unsigned32(x):
 
 # Tiles ---------------------------------------------------------------------------------------
 
-_FP8_MAX = {types.fp8e4m3: 448.0, types.fp8e5m2: 57344.0}
+_FP8_MAX = {types.fp8e4m3: 448.0, types.fp8e5m2: 57344.0, types.fp8e4m3fnuz: 240.0,
+            types.fp8e5m2fnuz: 57344.0}
 
 
 def _float_to_int_tile(x, lo, hi):
@@ -108,7 +109,7 @@ def convert(x, dtype, torch_dtype):
         top = _FP8_MAX[dtype]
         finite = torch.isfinite(v)
         v = torch.where(finite, torch.clamp(v, -top, top), v)
-        if dtype is types.fp8e4m3:  # no infinity in e4m3fn: the NaN pattern
+        if dtype is not types.fp8e5m2:  # no infinity in e4m3fn or the FNUZ formats: NaN
             v = torch.where(torch.isinf(v), torch.full_like(v, math.nan), v)
     return v.to(torch_dtype)
 

@@ -18,7 +18,8 @@ from hk.interp import philox
 TORCH = {
     types.bf16: torch.bfloat16, types.fp16: torch.float16, types.fp32: torch.float32,
     types.i32: torch.int32, types.i8: torch.int8, types.fp8e4m3: torch.float8_e4m3fn,
-    types.fp8e5m2: torch.float8_e5m2, types.mask: torch.bool,
+    types.fp8e5m2: torch.float8_e5m2, types.fp8e4m3fnuz: torch.float8_e4m3fnuz,
+    types.fp8e5m2fnuz: torch.float8_e5m2fnuz, types.mask: torch.bool,
 }
 
 

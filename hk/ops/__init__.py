@@ -89,8 +89,13 @@ Quantization (int8, fp8 e4m3 and e5m2; not fp8 on gfx942, whose fp8 is FNUZ), ea
                                               accumulation; scales None, per tensor, rowwise ([M, 1],
                                               [1, N]) or 128 x 128 blocks (scale_a [M, K/128], scale_b
                                               [K/128, N/128]); a bf16 or fp16 with fp8 b (W8A16); out
-                                              bf16, fp16 or fp32. The fp8
-                                              instruction on gfx1201 and gfx950, else converted to 16 bits
+                                              bf16, fp16 or fp32. fp8 formats per target:
+                                                OCP (float8_e4m3fn, float8_e5m2): every target; the
+                                                  fp8 instruction on gfx1201 and gfx950, else
+                                                  converted to 16 bits (on gfx942 decoded from bytes)
+                                                FNUZ (float8_e4m3fnuz, float8_e5m2fnuz: vLLM's on
+                                                  MI300X): gfx942 only, on its fp8 instruction;
+                                                  refused elsewhere, and OCP with FNUZ nowhere
 
 Training:
 

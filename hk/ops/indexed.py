@@ -26,7 +26,7 @@ padding tokens (slot -1) dropped, the slots nobody writes left as they are.
         x / scale in fp32 rounded to nearest even and saturated to +-448 (infinities too; NaN
         stays NaN), as vLLM's scaled conversion stores it; k_scale and v_scale are float32
         tensors of one element, read on the device. Keys and values bf16, fp16 or fp32. On
-        gfx942, whose tile library's fp8 is FNUZ, the bytes are computed by fp32 selects and
+        gfx942, whose fp8 is FNUZ, the bytes are computed by fp32 selects and
         rounding (encode_e4m3). "auto" (or a 16-bit name) is the path above; "fp8_e5m2" is
         refused.
 """

@@ -13,8 +13,8 @@ activations (W8A16).
         (azp_adj alone: p - azp_adj, the per-tensor zero point folded in, as vLLM passes it; the
         correction is subtracted in int32, then the epilogue is fp32).
     scaled_mm(a, b, scale_a, scale_b, out_dtype, bias=None)
-        a fp8 [..., K] (torch.float8_e4m3fn or float8_e5m2), or bf16 / fp16 with fp8 weights;
-        b fp8 [K, N] (torch._scaled_mm's: column-major read in place); out_dtype bf16, fp16 or
+        a fp8 [..., K] (torch.float8_e4m3fn or float8_e5m2; on gfx942 also float8_e4m3fnuz or
+        float8_e5m2fnuz), or bf16 / fp16 with fp8 weights; b fp8 [K, N] (torch._scaled_mm's: column-major read in place); out_dtype bf16, fp16 or
         fp32, bias [N] in out_dtype; scale_a None, per tensor or per token ([M, 1]) and scale_b None,
         per tensor or per column ([1, N] or [N]): out = (a @ b) * scale_a * scale_b + bias, a @ b
         accumulated in fp32. Block scales: scale_a [M, K/128] (per token per 128 columns of K),
@@ -25,11 +25,12 @@ activations (W8A16).
     Also int8_scaled_mm_out(out, ...) and scaled_mm_out(out, ...), which write out in place.
 
 The matrix instruction: int8 everywhere (gfx950 in steps of 64); fp8 with fp8 of the same format
-on gfx1201 and gfx950. Elsewhere (gfx1100, mixed formats, 16-bit activations) the fp8 tiles are
-converted to the 16-bit type in the kernel (bf16 for two fp8 operands, else the activations'
-type: exact, every e4m3 and e5m2 value is one of both) and multiplied as 16-bit. gfx942's tile
-library reads fp8 as the FNUZ formats: there the kernel reads the OCP bytes as int8 and decodes
-them itself (decode_ocp), so OCP fp8 runs on every target.
+where the target's matrix cores read it: OCP on gfx1201 and gfx950, FNUZ (torch.float8_*fnuz, what
+vLLM stores on MI300X) on gfx942. Elsewhere (gfx1100, mixed formats, 16-bit activations) the fp8
+tiles are converted to the 16-bit type in the kernel (bf16 for two fp8 operands, else the
+activations' type: exact, every e4m3 and e5m2 value, OCP or FNUZ, is one of both) and multiplied
+as 16-bit. On gfx942 the kernel reads OCP bytes as int8 and decodes them itself (decode_ocp), so
+OCP fp8 runs on every target; FNUZ runs on gfx942 only, and OCP with FNUZ in one product nowhere.
 
 A workgroup of 4 waves owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64, each
 wave 16 x 32: a group's product is held beside the sum), reading its operands from global memory
@@ -52,6 +53,8 @@ GROUP = 128    # K (and N) of a block scale
 # 16-bit conversions at 64 spill on gfx1100).
 KSTEP = {8: 64, 16: 32}
 FP8 = {torch.float8_e4m3fn: hk.fp8e4m3, torch.float8_e5m2: hk.fp8e5m2}
+# The FNUZ formats: gfx942's fp8 matrix instructions read them (and only gfx942's).
+FNUZ = {torch.float8_e4m3fnuz: hk.fp8e4m3fnuz, torch.float8_e5m2fnuz: hk.fp8e5m2fnuz}
 HALF = {torch.bfloat16: hk.bf16, torch.float16: hk.fp16}
 # scaled_mm's outputs: torch._scaled_mm's float32 besides the 16-bit types (int8_scaled_mm keeps
 # vLLM's cutlass_scaled_mm's bf16 / fp16).
@@ -69,7 +72,7 @@ def decode_ocp(t, fmt, dtype):
     operand), its fields taken apart by integer operations: (2^m + mantissa) * 2^(e - bias - m)
     with m the mantissa's bits, e = 0 subnormal (mantissa * 2^(1 - bias - m)), the power of two
     made of exact fp32 products; e4m3's S.1111.111 is NaN, e5m2's exponent 31 infinity (mantissa
-    0) or NaN. What hk's conversions cannot do on gfx942, whose tile library's fp8 is FNUZ."""
+    0) or NaN. How the kernels read OCP bytes on gfx942 (whose fp8 MFMAs read FNUZ)."""
     ebits, mbits, bias = OCP[fmt]
     u = t.to(hk.i32) & 255
     e = (u >> mbits) & ((1 << ebits) - 1)
@@ -311,27 +314,53 @@ def launch_int8(a, b, scale_a, scale_b, bias, azp_adj, azp, out):
 def fp8_plan(a_dtype, b_dtype, arch):
     """(a's kernel type, b's kernel type, the type multiplied) for fp8 or 16-bit `a_dtype` and
     fp8 `b_dtype` on `arch`: the fp8 instruction for two operands of one format where the target
-    has it for OCP, else the 16-bit instruction on converted tiles (decoded from raw bytes on a
-    target whose tile library reads fp8 as FNUZ)."""
+    has it in that format (OCP on gfx1201 and gfx950, FNUZ on gfx942), else the 16-bit
+    instruction on converted tiles (OCP decoded from raw bytes on gfx942). FNUZ operands are
+    the caller's to have refused elsewhere (check_fnuz)."""
     target = facts.target(arch)
     raw = target.fp8_format == "fnuz"
 
     def kind(dtype):
+        if dtype in FNUZ:
+            return FNUZ[dtype]
         t = FP8[dtype]
         return "raw " + t.name if raw else t
 
     if a_dtype in HALF:
         return HALF[a_dtype], kind(b_dtype), HALF[a_dtype]
-    fp8 = FP8[a_dtype]
-    if a_dtype == b_dtype and target.fp8_format == "ocp" and any(s.a == fp8.name for s in target.mma_shapes):
+    fp8 = FNUZ.get(a_dtype) or FP8[a_dtype]
+    native = "fnuz" if a_dtype in FNUZ else "ocp"
+    if a_dtype == b_dtype and target.fp8_format == native and any(s.a == fp8.name.replace("fnuz", "")
+                                                                  for s in target.mma_shapes):
         return fp8, fp8, fp8
     return kind(a_dtype), kind(b_dtype), hk.bf16
+
+
+def _fnuz_hint(dtype):
+    ocp, tiny = {torch.float8_e4m3fnuz: ("float8_e4m3fn", "2^-9"), torch.float8_e5m2fnuz: ("float8_e5m2", "2^-16")}[dtype]
+    return ("convert it to OCP (.float().to(torch.%s) keeps every value from %s up) or to bfloat16" % (ocp, tiny))
+
+
+def check_fnuz(op, a, b, arch):
+    """Refuses FNUZ fp8 on a target whose fp8 is not FNUZ, and OCP with FNUZ in one product."""
+    target = facts.target(arch)
+    for name, t in (("a", a), ("b", b)):
+        if t.dtype in FNUZ and target.fp8_format != "fnuz":
+            _fail(op, "%s is %s, an FNUZ fp8 format, which only gfx942's matrix instructions read; %s %s"
+                  % (name, _describe(t), arch, "takes OCP fp8 (float8_e4m3fn, float8_e5m2)" if target.fp8_format
+                     else "has no fp8 instructions: hk converts OCP fp8 (float8_e4m3fn, float8_e5m2) there"),
+                  hint=_fnuz_hint(t.dtype))
+    if a.dtype in FP8 and b.dtype in FNUZ or a.dtype in FNUZ and b.dtype in FP8:
+        fnuz = a if a.dtype in FNUZ else b
+        _fail(op, "a is %s and b %s: one OCP, the other FNUZ; both must be one family"
+              % (_describe(a), _describe(b)), hint=_fnuz_hint(fnuz.dtype) + ", or quantize both to FNUZ")
 
 
 def launch_fp8(a, b, scale_a, scale_b, bias, out):
     op = "scaled_mm"
     out_type = _out_dtype(op, out.dtype, FLOAT_OUT)
-    a2, bt, m, n, k = _operands(op, a, b, tuple(FP8) + tuple(HALF), tuple(FP8))
+    a2, bt, m, n, k = _operands(op, a, b, tuple(FP8) + tuple(FNUZ) + tuple(HALF), tuple(FP8) + tuple(FNUZ))
+    check_fnuz(op, a, b, registry.launch_arch())
     c = _output(op, out, a, n, out.dtype)
     a_mode, sa = _scale(op, "scale_a", scale_a, a, m, ((m, 1), (m,)), "per token ([M, 1] = [%d, 1])" % m,
                         (m,), "block scales [M, K/128] (M = %d, K = %d)" % (m, k))

@@ -35,7 +35,7 @@ the sequence get no weight, and their values (whatever was left there) are made 
 A sequence of no tokens gives zeros. No sliding window, ALiBi or logit cap.
 
 An fp8 cache's 16 keys are loaded, dequantized as vLLM's Triton kernel dequantizes them
-(bf16(value * scale): e4m3 converted by the target, on gfx942, whose tile library's fp8 is FNUZ,
+(bf16(value * scale): e4m3 converted by the target, on gfx942, whose fp8 is FNUZ,
 decoded from the bytes in integer arithmetic) and stored into the same bf16 LDS tiles, with no
 copy in flight across steps: correct, not fast.
 
@@ -78,7 +78,7 @@ def _key_steps(D, BS, KV, fp8=None):
     and V caches, 2 for one cache whose rows hold each head's K and then its V (K of head h at
     column tile 2h, V at 2h + 1, in tiles of D). fp8: None for bf16 caches, "fp8e4m3" for e4m3
     caches converted by the target, "raw fp8e4m3" for e4m3 bytes read as int8 and decoded in
-    integer arithmetic (gfx942, whose tile library's fp8 is FNUZ); either is dequantized (times
+    integer arithmetic (gfx942, whose fp8 is FNUZ); either is dequantized (times
     its scale, rounded to bf16, as vLLM's Triton kernel does) into the bf16 LDS tiles."""
     f32, bf16 = hk.fp32, hk.bf16
     stored = None if fp8 is None else hk.i8 if fp8.startswith("raw ") else hk.fp8e4m3

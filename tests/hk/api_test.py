@@ -20,9 +20,12 @@ def interp(monkeypatch):
 def test_dtypes_are_dtype_objects():
     for d, bits, is_float in [(hk.bf16, 16, True), (hk.fp16, 16, True), (hk.fp32, 32, True),
                               (hk.i32, 32, False), (hk.i8, 8, False), (hk.fp8e4m3, 8, True),
-                              (hk.fp8e5m2, 8, True)]:
+                              (hk.fp8e5m2, 8, True), (hk.fp8e4m3fnuz, 8, True), (hk.fp8e5m2fnuz, 8, True)]:
         assert isinstance(d, hk.DType) and d.bits == bits and d.is_float == is_float
     assert repr(hk.fp8e4m3) == "hk.fp8e4m3"
+    assert hk.types.from_torch(torch.float8_e4m3fnuz) is hk.fp8e4m3fnuz
+    assert hk.types.from_torch(torch.float8_e5m2fnuz) is hk.fp8e5m2fnuz
+    assert hk.types.from_mlir("f8E4M3FNUZ") is hk.fp8e4m3fnuz
 
 
 @hk.kernel(grid=(1,))

@@ -4,7 +4,8 @@ forms; scaled_mm (torch._scaled_mm, which it is also compared to directly where 
 per tensor, rowwise, with 128 x 128 block scales, W8A16, e5m2 and mixed formats; odd M and N,
 ragged K, batched a; on the interpreter and the emulator: int8 on gfx1100, gfx942, gfx950 and
 gfx1201, fp8 on gfx1100 (converted to bf16), gfx1201 and gfx950 (fp8 instructions) and gfx942
-(OCP bytes decoded by the kernel, checked for every byte). Then opcheck, torch.compile,
+(OCP bytes decoded by the kernel, checked for every byte; FNUZ on its fp8 instructions, and an
+OCP checkpoint converted to FNUZ as vLLM does on MI300X gives the OCP answer). Then opcheck, torch.compile,
 every argument refused, and each kernel through the gates on every target."""
 
 import pytest
@@ -12,11 +13,13 @@ import torch
 
 import hk
 import hk.ops
+from hk.emu import disasm
 from hk.errors import LaunchError
 from hk.ops import mm8
 from hk.target import facts
 
 E4, E5 = torch.float8_e4m3fn, torch.float8_e5m2
+E4Z, E5Z = torch.float8_e4m3fnuz, torch.float8_e5m2fnuz  # gfx942's matrix instructions' fp8
 FRACTION = {torch.bfloat16: 7, torch.float16: 10, torch.float32: 23}  # fraction bits
 ARCHS = facts.archs()
 
@@ -132,7 +135,8 @@ def fp8_operands(m, n, k, dtype=E4, b_dtype=None, seed=0):
     spread = torch.tensor([1.0, 2.0 ** -7, 16.0, 2.0 ** -9, 0.5, 4.0, 2.0 ** -3, 1.0])
     a = (torch.randn(m, k, generator=g) * spread.repeat(-(-k // 8))[:k]).to(dtype)
     w = (torch.randn(n, k, generator=g) * 2).to(b_dtype or dtype)
-    a[0, :4] = torch.tensor([448.0 if dtype == E4 else 1024.0, -0.0, 0.0, -1.0]).to(dtype)  # (fp16 out: no 57344)
+    top = {E4: 448.0, E4Z: 240.0}.get(dtype, 1024.0)  # e4m3's largest (fp16 out: no 57344)
+    a[0, :4] = torch.tensor([top, -0.0, 0.0, -1.0]).to(dtype)
     return a, w.t()
 
 
@@ -185,7 +189,7 @@ FP8_CASES = [  # (mode, a dtype, b dtype, bias, out dtype)
 
 
 def fp8_case(mode, a_dtype, b_dtype, with_bias, out_dtype, m, n, k, seed=0):
-    if a_dtype in (E4, E5):
+    if a_dtype in (E4, E5, E4Z, E5Z):
         a, b = fp8_operands(m, n, k, a_dtype, b_dtype, seed)
     else:
         a = torch.randn(m, k, generator=torch.Generator().manual_seed(seed)).to(a_dtype)
@@ -261,6 +265,54 @@ def test_which_instruction_each_target_runs():
     assert plan(E4, E4, "gfx1100") == (hk.fp8e4m3, hk.fp8e4m3, hk.bf16)       # no fp8 instruction
     assert plan(E4, E4, "gfx942") == ("raw fp8e4m3", "raw fp8e4m3", hk.bf16)  # FNUZ: decoded bytes
     assert plan(torch.float16, E5, "gfx950") == (hk.fp16, hk.fp8e5m2, hk.fp16)
+    assert plan(E4Z, E4Z, "gfx942") == (hk.fp8e4m3fnuz, hk.fp8e4m3fnuz, hk.fp8e4m3fnuz)  # FNUZ: native
+    assert plan(E5Z, E5Z, "gfx942") == (hk.fp8e5m2fnuz, hk.fp8e5m2fnuz, hk.fp8e5m2fnuz)
+    assert plan(E4Z, E5Z, "gfx942") == (hk.fp8e4m3fnuz, hk.fp8e5m2fnuz, hk.bf16)
+    assert plan(torch.bfloat16, E4Z, "gfx942") == (hk.bf16, hk.fp8e4m3fnuz, hk.bf16)
+
+
+FNUZ_CASES = [("row", E4Z, E4Z, True, torch.bfloat16), ("block", E4Z, E4Z, False, torch.bfloat16),
+              ("tensor", E5Z, E5Z, True, torch.float32), ("w8a16", torch.bfloat16, E4Z, False, torch.bfloat16),
+              ("none", E4Z, E5Z, False, torch.float16)]
+
+
+@pytest.mark.parametrize("case", FNUZ_CASES, ids=lambda c: "%s-%s-%s" % (c[0], c[1], c[2]))
+def test_fnuz_on_gfx942_interpreter(monkeypatch, case):
+    on(monkeypatch, "interp", "gfx942")
+    m, n, k = 37, 256, 384
+    a, b, sa, sb, bias = fp8_case(*case, m, n, k)
+    assert not torch.isnan(a.float()).any() and not torch.isnan(b.float()).any()
+    want, slack = fp8_reference(a, b, sa, sb, bias)
+    close(torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias), want, slack)
+
+
+def test_fnuz_on_gfx942_emulator(monkeypatch):
+    m, n, k = 37, 256, 256
+    for case in FNUZ_CASES[:3]:
+        a, b, sa, sb, bias = fp8_case(*case, m, n, k, seed=3)
+        want, slack = fp8_reference(a, b, sa, sb, bias)
+        on(monkeypatch, "emu", "gfx942")
+        close(torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias), want, slack)
+
+
+def to_fnuz(x):
+    """vLLM's OCP e4m3 -> FNUZ for MI300X: the same bytes (0x80, OCP's -0, made 0) read as FNUZ,
+    which halves every value; the scales double to make up for it."""
+    bits = x.view(torch.int8).clone()
+    bits[bits == -128] = 0
+    return bits.view(E4Z)
+
+
+def test_an_ocp_checkpoint_in_fnuz_gives_the_ocp_answer_on_gfx942(monkeypatch):
+    on(monkeypatch, "interp", "gfx942")
+    m, n, k = 37, 128, 256
+    a, b = fp8_operands(m, n, k, E4, seed=4)
+    sa, sb = fp8_scales(m, n, k, seed=4)["row"]
+    ocp = torch.ops.hk.scaled_mm(a, b, sa, sb, torch.float32)
+    fnuz = torch.ops.hk.scaled_mm(to_fnuz(a), to_fnuz(b.t()).t(), sa * 2, sb * 2, torch.float32)
+    want, slack = fp8_reference(a, b, sa, sb)
+    close(ocp, want, slack)
+    close(fnuz, want, slack)
 
 
 @pytest.mark.parametrize("device, arch", [("interp", "gfx942"), ("emu", "gfx942"), ("emu", "gfx1100")])
@@ -344,10 +396,12 @@ def test_bad_fp8_arguments_are_launch_errors(interp):
     mm = torch.ops.hk.scaled_mm
     bf = torch.bfloat16
     refused(lambda: mm(a.float(), b, None, None, bf), r"a is float32 \[8, 256\]; it must be float8_e4m3fn or "
-                                                      r"float8_e5m2 or bfloat16 or float16")
+                                                      r"float8_e5m2 or float8_e4m3fnuz or float8_e5m2fnuz or "
+                                                      r"bfloat16 or float16")
     refused(lambda: mm(a, b.to(bf), None, None, bf),
-            r"b is bfloat16 \[256, 256\]; it must be float8_e4m3fn or float8_e5m2")
-    refused(lambda: mm(a.view(torch.float8_e4m3fnuz), b, None, None, bf), "a is float8_e4m3fnuz")
+            r"b is bfloat16 \[256, 256\]; it must be float8_e4m3fn or float8_e5m2 or float8_e4m3fnuz or "
+            r"float8_e5m2fnuz")
+    refused(lambda: mm(a.view(E4Z), b, None, None, bf), "a is float8_e4m3fnuz")
     refused(lambda: mm(a, b[:128], None, None, bf), r"\[K, N\]")
     refused(lambda: mm(a, b, s["row"][0].half(), None, bf), "scale_a is float16")
     refused(lambda: mm(a, b, None, s["row"][1].t(), bf), r"scale_b has shape \[256, 1\]; it must be one element "
@@ -367,6 +421,30 @@ def test_bad_fp8_arguments_are_launch_errors(interp):
             r"bias is bfloat16 \[256\] on cpu; it must be float32")
 
 
+@pytest.mark.parametrize("arch", ["gfx950", "gfx1201", "gfx1100"])
+def test_fnuz_is_refused_where_the_target_reads_ocp(monkeypatch, arch):
+    on(monkeypatch, "interp", arch)
+    a, b = fp8_operands(8, 128, 128, E4Z)
+    takes = "takes OCP fp8" if arch != "gfx1100" else "has no fp8 instructions"
+    with pytest.raises(LaunchError, match=r"a is float8_e4m3fnuz \[8, 128\], an FNUZ fp8 format, which only "
+                                          r"gfx942's matrix instructions read; %s %s" % (arch, takes)) as e:
+        torch.ops.hk.scaled_mm(a, b, None, None, torch.bfloat16)
+    assert "float8_e4m3fn) keeps every value from 2^-9 up" in str(e.value)
+    refused(lambda: torch.ops.hk.scaled_mm(a.view(E4), b, None, None, torch.bfloat16),
+            r"b is float8_e4m3fnuz \[128, 128\], an FNUZ fp8 format")
+    refused(lambda: torch.ops.hk.scaled_mm(torch.ones(8, 128, dtype=torch.bfloat16), b.view(E5Z), None, None,
+                                           torch.bfloat16), r"b is float8_e5m2fnuz \[128, 128\], an FNUZ")
+
+
+def test_ocp_with_fnuz_is_refused(monkeypatch):
+    on(monkeypatch, "interp", "gfx942")
+    a, b = fp8_operands(8, 128, 128, E4)
+    for x, y in ((a, b.view(E4Z)), (a.view(E4Z), b), (a.view(E5Z), b.view(E5))):
+        refused(lambda: torch.ops.hk.scaled_mm(x, y, None, None, torch.bfloat16),
+                r"a is %s \[8, 128\] and b %s \[128, 128\]: one OCP, the other FNUZ; both must be one family"
+                % (str(x.dtype)[6:], str(y.dtype)[6:]))
+
+
 @pytest.mark.parametrize("arch", ARCHS)
 def test_the_kernels_pass_the_gates(arch):
     target = facts.target(arch)
@@ -374,6 +452,7 @@ def test_the_kernels_pass_the_gates(arch):
                mm8.mm8_kernel(hk.i8, hk.i8, hk.i8, hk.fp16, False, "adj")]
     raw = target.fp8_format == "fnuz"
     f8 = "raw fp8e4m3" if raw else hk.fp8e4m3
+    native = []  # FNUZ kernels, which must run gfx942's fp8 MFMA
     for block in (False, True):
         kernels.append(mm8.mm8_kernel(f8, f8, hk.bf16, hk.bf16, True, None, block))  # converted
         kernels.append(mm8.mm8_kernel(hk.bf16, f8, hk.bf16, hk.bf16, True, None, block))  # W8A16
@@ -382,7 +461,15 @@ def test_the_kernels_pass_the_gates(arch):
             kernels.append(mm8.mm8_kernel(hk.fp8e4m3, hk.fp8e4m3, hk.fp8e4m3, hk.fp32, True, None, block))
         else:
             kernels.append(mm8.mm8_kernel(f8, f8, hk.bf16, hk.fp32, True, None, block))
-    for kernel in kernels:
+        if target.fp8_format == "fnuz":
+            z = hk.fp8e4m3fnuz  # FNUZ on the fp8 instruction, and as a 16-bit activation's weight
+            native.append(mm8.mm8_kernel(z, z, z, hk.bf16, True, None, block))
+            native.append(mm8.mm8_kernel(z, z, z, hk.fp32, True, None, block))
+            kernels.append(mm8.mm8_kernel(hk.bf16, z, hk.bf16, hk.bf16, True, None, block))
+    for kernel in kernels + native:
         for divisors in (16, 1):
             built = kernel.build(arch, divisors=divisors)
             assert built.meta.spills == 0, built.report()
+            if kernel in native:
+                mnemonics = {line.mnemonic for line in disasm.disassemble(built.code_object, arch)}
+                assert "v_mfma_f32_16x16x32_fp8_fp8" in mnemonics, sorted(mnemonics)

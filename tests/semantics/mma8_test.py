@@ -1,7 +1,9 @@
 """8-bit hk.mma end to end: int8 x int8 -> int32 and fp8 x fp8 -> fp32 in the four forms, traced,
 compiled for each target that has the instruction and run on the emulator, and on the
-interpreter; int8 equal to torch's exact integer product, fp8 to a float64 reference. What a
-target lacks is refused at the mma's line, naming the target and what to use instead."""
+interpreter; int8 equal to torch's exact integer product, fp8 to a float64 reference. fp8 is OCP
+(hk.fp8e4m3, hk.fp8e5m2) on gfx1201 and gfx950 and FNUZ (hk.fp8e4m3fnuz, hk.fp8e5m2fnuz) on
+gfx942. What a target lacks is refused at the mma's line, naming the target and what to use
+instead: the other format's type, or bf16."""
 
 import inspect
 
@@ -14,7 +16,12 @@ from hk.target import facts
 
 M, N, K = 16, 16, 64  # K = 64: gfx950's int8 MFMA step (8-bit tiles take a VGPR per element: small tiles)
 
-TORCH = {hk.i8: torch.int8, hk.fp8e4m3: torch.float8_e4m3fn, hk.fp8e5m2: torch.float8_e5m2}
+TORCH = {hk.i8: torch.int8, hk.fp8e4m3: torch.float8_e4m3fn, hk.fp8e5m2: torch.float8_e5m2,
+         hk.fp8e4m3fnuz: torch.float8_e4m3fnuz, hk.fp8e5m2fnuz: torch.float8_e5m2fnuz}
+OTHER = {torch.float8_e4m3fn: torch.float8_e4m3fnuz, torch.float8_e5m2: torch.float8_e5m2fnuz,
+         torch.float8_e4m3fnuz: torch.float8_e4m3fn, torch.float8_e5m2fnuz: torch.float8_e5m2}
+FP8 = {"gfx1201": (hk.fp8e4m3, hk.fp8e5m2), "gfx950": (hk.fp8e4m3, hk.fp8e5m2),
+       "gfx942": (hk.fp8e4m3fnuz, hk.fp8e5m2fnuz)}
 
 
 def four_forms(dtype):
@@ -78,6 +85,13 @@ def has(arch, dtype):
     return any(s.a == dtype.name for s in facts.target(arch).mma_shapes)
 
 
+def test_fp8_formats_are_targets_json_facts():
+    for arch in facts.archs():
+        target = facts.target(arch)
+        assert FP8.get(arch, ()) == {"ocp": (hk.fp8e4m3, hk.fp8e5m2), "fnuz": (hk.fp8e4m3fnuz, hk.fp8e5m2fnuz),
+                                     None: ()}[target.fp8_format]
+
+
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx1201", "gfx942", "gfx950"])
 def test_int8_is_torch_exact_integer_product_on_emulator_and_interpreter(monkeypatch, arch):
     assert has(arch, hk.i8)
@@ -96,26 +110,31 @@ def close_to(got, want):
     return bool(((got.double() - want).abs() <= bound).all())
 
 
-@pytest.mark.parametrize("arch", ["gfx1201", "gfx950"])
-@pytest.mark.parametrize("dtype", [hk.fp8e4m3, hk.fp8e5m2], ids=["e4m3", "e5m2"])
+FP8_CASES = [(arch, d) for arch, ds in FP8.items() for d in ds]
+
+
+@pytest.mark.parametrize("arch,dtype", FP8_CASES, ids=["%s-%s" % (a, d.name) for a, d in FP8_CASES])
 def test_fp8_is_the_float_product_on_emulator_and_interpreter(monkeypatch, arch, dtype):
     a, b = operands(dtype, 2)
     want = reference(dtype, a, b)
+    # The same bytes read in the other format (OCP <-> FNUZ: bias one apart, so about twice or
+    # half the product): what a runner reading the wrong format would give.
+    other = OTHER[TORCH[dtype]]
+    wrong = reference(dtype, a.view(other).float().nan_to_num(), b.view(other).float().nan_to_num())
     interp = run(monkeypatch, "interp", arch, dtype, a, b)
     emu = run(monkeypatch, "emu", arch, dtype, a, b)
     assert close_to(interp, want), (interp, want)
     assert close_to(emu, want), (emu, want)
-    assert not torch.equal(emu, torch.full_like(emu, 7.0))
+    assert not close_to(emu, wrong) and not close_to(interp, wrong)
 
 
 def test_each_target_builds_each_8bit_mma_it_has():
     built = []
     for arch in facts.archs():
-        for dtype in TORCH:
-            if has(arch, dtype) and not (dtype is not hk.i8 and facts.target(arch).fp8_format == "fnuz"):
-                KERNELS[dtype].build(arch)
-                built.append((arch, dtype.name))
-    assert len(built) == 4 + 2 * 2  # int8 everywhere; fp8 on gfx1201 and gfx950
+        for dtype in (hk.i8,) + FP8.get(arch, ()):
+            KERNELS[dtype].build(arch)
+            built.append((arch, dtype.name))
+    assert len(built) == 4 + 2 * 3  # int8 everywhere; fp8 on gfx1201, gfx950 and gfx942
 
 
 def mma_line(fn):
@@ -123,19 +142,37 @@ def mma_line(fn):
     return start + next(i for i, l in enumerate(lines) if "hk.mma_AB(" in l)
 
 
-@pytest.mark.parametrize("arch,dtype,message", [
+REFUSALS = [
     ("gfx1100", hk.fp8e4m3, "gfx1100 has no fp8 matrix instruction; use i8 (v_wmma_i32_16x16x16_iu8) "
                             "or convert to bf16"),
     ("gfx1100", hk.fp8e5m2, "gfx1100 has no fp8 matrix instruction"),
-    ("gfx942", hk.fp8e4m3, "gfx942's fp8 matrix instructions read the FNUZ formats, not 'f8E4M3FN' (OCP, "
-                           "hk.fp8e4m3 / hk.fp8e5m2); use i8 (v_mfma_i32_16x16x32_i8) or convert to bf16"),
-    ("gfx942", hk.fp8e5m2, "gfx942's fp8 matrix instructions read the FNUZ formats, not 'f8E5M2'"),
-])
+    ("gfx1100", hk.fp8e4m3fnuz, "gfx1100 has no fp8 matrix instruction; use i8 (v_wmma_i32_16x16x16_iu8) "
+                                "or convert to bf16"),
+    ("gfx1100", hk.fp8e5m2fnuz, "gfx1100 has no fp8 matrix instruction"),
+    ("gfx942", hk.fp8e4m3, "gfx942's fp8 matrix instructions read the FNUZ formats, not 'f8E4M3FN' (hk.fp8e4m3, "
+                           "OCP); use hk.fp8e4m3fnuz (FNUZ) or convert to bf16"),
+    ("gfx942", hk.fp8e5m2, "gfx942's fp8 matrix instructions read the FNUZ formats, not 'f8E5M2' (hk.fp8e5m2, "
+                           "OCP); use hk.fp8e5m2fnuz (FNUZ) or convert to bf16"),
+    ("gfx950", hk.fp8e4m3fnuz, "gfx950's fp8 matrix instructions read the OCP formats, not 'f8E4M3FNUZ' "
+                               "(hk.fp8e4m3fnuz, FNUZ); use hk.fp8e4m3 (OCP) or convert to bf16"),
+    ("gfx950", hk.fp8e5m2fnuz, "gfx950's fp8 matrix instructions read the OCP formats, not 'f8E5M2FNUZ' "
+                               "(hk.fp8e5m2fnuz, FNUZ); use hk.fp8e5m2 (OCP) or convert to bf16"),
+    ("gfx1201", hk.fp8e4m3fnuz, "gfx1201's fp8 matrix instructions read the OCP formats, not 'f8E4M3FNUZ' "
+                                "(hk.fp8e4m3fnuz, FNUZ); use hk.fp8e4m3 (OCP) or convert to bf16"),
+    ("gfx1201", hk.fp8e5m2fnuz, "gfx1201's fp8 matrix instructions read the OCP formats, not 'f8E5M2FNUZ' "
+                                "(hk.fp8e5m2fnuz, FNUZ); use hk.fp8e5m2 (OCP) or convert to bf16"),
+
+]
+
+
+@pytest.mark.parametrize("arch,dtype,message", REFUSALS, ids=["%s-%s" % (a, d.name) for a, d, _ in REFUSALS])
 def test_what_the_target_lacks_is_refused_at_the_mma(arch, dtype, message):
     with pytest.raises(VerifyError) as e:
         KERNELS[dtype].trace(arch=arch)
     assert message in e.value.message
     assert e.value.location.line == mma_line(KERNELS[dtype].fn)
+    assert e.value.location.file == KERNELS[dtype].fn.__code__.co_filename
+    assert str(e.value).startswith("%s:%d" % (e.value.location.file, e.value.location.line))
 
 
 def test_int8_k_below_gfx950s_step_is_refused():

@@ -56,21 +56,23 @@ inline float f8_to_f32(uint8_t x, F8Format f) {
   return sign ? -v : v;
 }
 
-// Round to nearest even; saturate to the largest finite value when `sat` (as the hardware's
-// conversions with clamp do), else overflow to NaN/inf.
+// Round to nearest even; a value that rounds beyond the largest finite one (infinity included)
+// saturates to it when `sat` (the conversions' clamp bit), else overflows to NaN (FNUZ, OCP e4m3)
+// or infinity (OCP e5m2). Without clamp this is torch's .to() of the FNUZ formats and of e5m2:
+// 248 is e4m3fnuz's tie between 240 and the first value past it, and overflows.
 inline uint8_t f32_to_f8(float v, F8Format f, bool sat) {
   int ebits = 7 - f.man;
-  if (std::isnan(v)) return f.fnuz ? 0x80 : (f.ieee ? 0x7f : 0x7f);
+  if (std::isnan(v)) return f.fnuz ? 0x80 : 0x7f;
   uint8_t sign = std::signbit(v) ? 0x80 : 0;
   float a = std::fabs(v);
   int emax = (1 << ebits) - 1 - f.bias - (f.ieee ? 1 : 0);
   float maxv = f.ieee || f.fnuz ? std::ldexp(float((2 << f.man) - 1), emax - f.man)
                                 : std::ldexp(float((2 << f.man) - 2), emax - f.man);
   if (f.fnuz) maxv = std::ldexp(float((2 << f.man) - 1), (1 << ebits) - 1 - f.bias - f.man);
-  if (a > maxv || std::isinf(a)) {
-    // decide by rounding: values that round down to maxv stay finite
-    if (sat || a < maxv * (1.0f + std::ldexp(1.0f, -f.man - 1))) a = maxv;
-    else return f.fnuz ? 0x80 : (f.ieee ? uint8_t(sign | 0x7c) : uint8_t(sign | 0x7f));
+  const uint8_t overflow = f.fnuz ? 0x80 : (f.ieee ? uint8_t(sign | 0x7c) : uint8_t(sign | 0x7f));
+  if (std::isinf(a)) {
+    if (!sat) return overflow;
+    a = maxv;
   }
   int minexp = 1 - f.bias;
   int e;
@@ -79,6 +81,10 @@ inline uint8_t f32_to_f8(float v, F8Format f, bool sat) {
   if (e < minexp) e = minexp;
   float q = std::ldexp(a, f.man - e);                  // mantissa with the implicit bit, scaled
   float r = std::nearbyint(q);                         // ties to even under the default mode
+  if (std::ldexp(r, e - f.man) > maxv) {               // rounds past the largest finite value
+    if (!sat) return overflow;
+    return f32_to_f8(sign ? -maxv : maxv, f, false);
+  }
   uint32_t m = uint32_t(r);
   if (m >= (2u << f.man)) { m >>= 1; e += 1; }
   uint32_t bits;

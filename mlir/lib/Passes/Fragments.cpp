@@ -144,10 +144,13 @@ struct FragmentsPass : public hk::impl::HKFragmentsBase<FragmentsPass> {
         return false;
       }
       if (fnuz != (facts.fp8Format == "fnuz")) {
+        // The same numbers in the format the target reads (hk's name for it), or bf16.
+        bool e4m3 = isa<Float8E4M3FNType, Float8E4M3FNUZType>(element);
+        std::string other = std::string(e4m3 ? "hk.fp8e4m3" : "hk.fp8e5m2") + (fnuz ? "" : "fnuz");
         mma.emitError() << facts.arch << "'s fp8 matrix instructions read the "
-                        << (fnuz ? "OCP" : "FNUZ") << " formats, not " << element
-                        << (fnuz ? "" : " (OCP, hk.fp8e4m3 / hk.fp8e5m2)") << "; "
-                        << insteadOfFp8(facts);
+                        << (fnuz ? "OCP" : "FNUZ") << " formats, not " << element << " (hk."
+                        << dtypeName(element) << (fnuz ? "fnuz, FNUZ" : ", OCP") << "); use " << other
+                        << " (" << (fnuz ? "OCP" : "FNUZ") << ") or convert to bf16";
         return false;
       }
     }

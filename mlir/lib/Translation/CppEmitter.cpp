@@ -23,10 +23,14 @@ std::string CppEmitter::elementName(Type element) {
     return "bool";
   if (element.isSignlessInteger(64))
     return "int64_t";
-  if (isa<Float8E4M3FNType, Float8E4M3FNUZType>(element))
+  if (isa<Float8E4M3FNType>(element))
     return "hk::fp8e4m3";
-  if (isa<Float8E5M2Type, Float8E5M2FNUZType>(element))
+  if (isa<Float8E5M2Type>(element))
     return "hk::fp8e5m2";
+  if (isa<Float8E4M3FNUZType>(element))
+    return "hk::fp8e4m3fnuz";
+  if (isa<Float8E5M2FNUZType>(element))
+    return "hk::fp8e5m2fnuz";
   if (element.isIndex())
     return "int";
   return "";

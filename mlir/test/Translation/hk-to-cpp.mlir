@@ -319,3 +319,12 @@ module {
     return
   }
 }
+
+// -----
+
+// Each 8-bit float type is its own tile-library type (one format on every target): OCP
+// f8E4M3FN / f8E5M2 and FNUZ f8E4M3FNUZ / f8E5M2FNUZ.
+// CHECK-LABEL: hk_kernel_fp8_types(hk::gl<hk::fp8e4m3> {{v[0-9]+}}, hk::gl<hk::fp8e5m2> {{v[0-9]+}}, hk::gl<hk::fp8e4m3fnuz> {{v[0-9]+}}, hk::gl<hk::fp8e5m2fnuz> {{v[0-9]+}}) {
+func.func @fp8_types(%a: !hk.gl<f8E4M3FN>, %b: !hk.gl<f8E5M2>, %c: !hk.gl<f8E4M3FNUZ>, %d: !hk.gl<f8E5M2FNUZ>) attributes {hk.kernel, hk.warps = 1 : i32} {
+  return
+}

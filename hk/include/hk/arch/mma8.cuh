@@ -1,5 +1,6 @@
 // 8-bit matrix steps: arch::mma8_block<T, K>(acc, a, b) for T = int8_t (int32 accumulator) and,
-// where the target has them, fp8e4m3 / fp8e5m2 (fp32 accumulator).
+// where the target has them, fp8e4m3 / fp8e5m2 (OCP: gfx12, gfx950) or fp8e4m3fnuz / fp8e5m2fnuz
+// (FNUZ: gfx942) (fp32 accumulator). The verifier refuses the other format before C++ is written.
 //
 // a and b are one strip's operand bytes in the target's 16-bit operand pattern (opnd_pattern):
 // hk::mma moves 8-bit operand tiles into it first (see ops/warp/mma/mma.cuh). Per family:
@@ -10,8 +11,8 @@
 //    8 bytes per lane per 16 k; lane group g holds 8g..8g+7 where the hardware reads k in two
 //    runs of 4 per group: a permutation of k applied to A and B alike, as for 16-bit operands.
 //  - cdna3 (gfx94x): v_mfma_{i32_16x16x32_i8, f32_16x16x32_fp8_fp8, f32_16x16x32_bf8_bf8}: per
-//    chunk of 32, lane group g holds 8g..8g+7, the hardware's order. fp8 is FNUZ here (what
-//    hk::fp8e4m3 / fp8e5m2 are on this target, dtypes.cuh).
+//    chunk of 32, lane group g holds 8g..8g+7, the hardware's order. fp8 is FNUZ here
+//    (hk::fp8e4m3fnuz / fp8e5m2fnuz).
 //  - cdna4 (gfx950): v_mfma_i32_16x16x64_i8 takes two chunks of 32 (16 bytes per lane: a
 //    permutation of k, A and B alike); fp8 (OCP) as on cdna3.
 //
@@ -80,11 +81,12 @@ HK_DEV void mma8_block(mma8_acc_t<T>* acc, const uint8_t* a, const uint8_t* b) {
     });
     unroll<8>([&](auto i) { acc[i] = c[int(i)]; });
   } else {
+    static_assert(!is_fnuz<T>, "hk::mma: gfx12's fp8 matrix instructions read the OCP formats (fp8e4m3, fp8e5m2)");
     f32x8_8 c;
     unroll<8>([&](auto i) { c[int(i)] = acc[i]; });
     unroll<K / 16>([&](auto kb) {
       const i32x2_8 va = words8<2, i32x2_8>(a + 8 * kb), vb = words8<2, i32x2_8>(b + 8 * kb);
-      if constexpr (__is_same(T, fp8e4m3)) c = __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12(va, vb, c);
+      if constexpr (is_e4m3<T>) c = __builtin_amdgcn_wmma_f32_16x16x16_fp8_fp8_w32_gfx12(va, vb, c);
       else c = __builtin_amdgcn_wmma_f32_16x16x16_bf8_bf8_w32_gfx12(va, vb, c);
     });
     unroll<8>([&](auto i) { acc[i] = c[int(i)]; });
@@ -98,7 +100,12 @@ template <class T>
 HK_DEV f32x4_8 mfma8_fp8_k32(const uint8_t* a, const uint8_t* b, f32x4_8 c) {
   const long va = static_cast<long>(static_cast<uint32_t>(word8(a))) | (static_cast<long>(word8(a + 4)) << 32);
   const long vb = static_cast<long>(static_cast<uint32_t>(word8(b))) | (static_cast<long>(word8(b + 4)) << 32);
-  if constexpr (__is_same(T, fp8e4m3)) return __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(va, vb, c, 0, 0, 0);
+#if defined(HK_CDNA3)
+  static_assert(is_fnuz<T>, "hk::mma: gfx94x's fp8 matrix instructions read the FNUZ formats (fp8e4m3fnuz, fp8e5m2fnuz)");
+#else
+  static_assert(!is_fnuz<T>, "hk::mma: gfx950's fp8 matrix instructions read the OCP formats (fp8e4m3, fp8e5m2)");
+#endif
+  if constexpr (is_e4m3<T>) return __builtin_amdgcn_mfma_f32_16x16x32_fp8_fp8(va, vb, c, 0, 0, 0);
   else return __builtin_amdgcn_mfma_f32_16x16x32_bf8_bf8(va, vb, c, 0, 0, 0);
 }
 

@@ -94,36 +94,35 @@ HK_DEV uint8_t float_to_f8(float x) {
 
 }  // namespace detail
 
-// The float8 formats of the target: FNUZ on gfx942 (what its matrix cores read), OCP on gfx12,
-// gfx950 and, as software conversions, on gfx11 (which has no float8 hardware).
-#if defined(HK_CDNA3)
-using fp8e4m3_format = detail::fnuz_e4m3;
-using fp8e5m2_format = detail::fnuz_e5m2;
-#else
-using fp8e4m3_format = detail::ocp_e4m3;
-using fp8e5m2_format = detail::ocp_e5m2;
-#endif
-
-// 8-bit storage types; arithmetic converts through float.
-struct fp8e4m3 {
+// 8-bit float storage types, each one format on every target (what the IR's type says): the OCP
+// formats fp8e4m3 / fp8e5m2 (torch.float8_e4m3fn / float8_e5m2; gfx12 and gfx950's matrix cores)
+// and the FNUZ ones fp8e4m3fnuz / fp8e5m2fnuz (torch.float8_e4m3fnuz / float8_e5m2fnuz; gfx942's).
+// Conversions are the software ones above, so a type means the same bytes everywhere; which
+// format a target's matrix instructions read is mma8.cuh's (and the verifier's) business.
+// Arithmetic converts through float.
+template <class F>
+struct f8 {
+  using format = F;
   uint8_t bits;
-  fp8e4m3() = default;
-  HK_DEV explicit fp8e4m3(float f) : bits(detail::float_to_f8<fp8e4m3_format>(f)) {}
-  HK_DEV explicit operator float() const { return detail::f8_to_float<fp8e4m3_format>(bits); }
+  f8() = default;
+  HK_DEV explicit f8(float f) : bits(detail::float_to_f8<F>(f)) {}
+  HK_DEV explicit operator float() const { return detail::f8_to_float<F>(bits); }
 };
-struct fp8e5m2 {
-  uint8_t bits;
-  fp8e5m2() = default;
-  HK_DEV explicit fp8e5m2(float f) : bits(detail::float_to_f8<fp8e5m2_format>(f)) {}
-  HK_DEV explicit operator float() const { return detail::f8_to_float<fp8e5m2_format>(bits); }
-};
+using fp8e4m3 = f8<detail::ocp_e4m3>;
+using fp8e5m2 = f8<detail::ocp_e5m2>;
+using fp8e4m3fnuz = f8<detail::fnuz_e4m3>;
+using fp8e5m2fnuz = f8<detail::fnuz_e5m2>;
 
 // Boolean mask element (the IR's i1).
 using i1 = bool;
 
 template <class T> inline constexpr bool is_fp8 = false;
-template <> inline constexpr bool is_fp8<fp8e4m3> = true;
-template <> inline constexpr bool is_fp8<fp8e5m2> = true;
+template <class F> inline constexpr bool is_fp8<f8<F>> = true;
+// fp8e4m3 or fp8e4m3fnuz (the "fp8" matrix instructions); the e5m2 formats are their "bf8".
+template <class T> inline constexpr bool is_e4m3 = false;
+template <class F> inline constexpr bool is_e4m3<f8<F>> = F::man_bits == 3;
+template <class T> inline constexpr bool is_fnuz = false;
+template <class F> inline constexpr bool is_fnuz<f8<F>> = !F::has_neg_zero;
 
 template <class T>
 inline constexpr bool is_element =

@@ -7,7 +7,7 @@ namespace hk {
 
 template <class T, int R, int C, class L = row_l>
 struct rt {
-  static_assert(is_element<T>, "hk::rt: element type must be float, bf16, fp16, int32_t, int8_t, fp8e4m3, fp8e5m2 or bool");
+  static_assert(is_element<T>, "hk::rt: element type must be float, bf16, fp16, int32_t, int8_t, fp8e4m3, fp8e5m2, fp8e4m3fnuz, fp8e5m2fnuz or bool");
   static_assert(R > 0 && C > 0 && R % 16 == 0 && C % 16 == 0, "hk::rt: R and C must be positive multiples of 16");
   static_assert(is_layout<L>, "hk::rt: layout must be hk::row_l or hk::col_l");
 

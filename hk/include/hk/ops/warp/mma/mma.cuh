@@ -6,7 +6,8 @@
 //   mma_AtBt(d[MxN], a[KxM] col_l, b[NxK] row_l, c)   d = a^T * b^T + c
 //
 // a and b have one element type: bf16 or fp16 (d and c rt<float, M, N, row_l>), int8_t (d and c
-// rt<int32_t, M, N, row_l>) or, where the target has it, fp8e4m3 / fp8e5m2 (rt<float, ...>).
+// rt<int32_t, M, N, row_l>) or, in the format the target's matrix cores read, fp8e4m3 / fp8e5m2
+// (OCP) or fp8e4m3fnuz / fp8e5m2fnuz (FNUZ) (rt<float, ...>).
 // For 16-bit operands, in all four forms the operand whose rows (or columns) are M sits with M
 // across lanes and K along the slots, which is exactly the matrix cores' A fragment; likewise N
 // for B. So each form is the same loop of arch::mma_block over the (M/16) x (N/16) output
@@ -57,7 +58,7 @@ template <class D, class A, class B, class C>
 HK_DEV void mma(D& d, const A& a, const B& b, const C& c) {
   using T = typename A::dtype;
   static_assert(__is_same(T, bf16) || __is_same(T, fp16) || arch::is_mma8<T>,
-                "hk::mma: operands must be bf16, fp16, int8_t, fp8e4m3 or fp8e5m2");
+                "hk::mma: operands must be bf16, fp16, int8_t or an fp8 type");
   static_assert(__is_same(typename B::dtype, T), "hk::mma: both operands must have the same element type");
   if constexpr (arch::is_mma8<T>) {
     using Acc = arch::mma8_acc_t<T>;
