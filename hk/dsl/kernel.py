@@ -140,8 +140,12 @@ def default_arch():
 
 
 def launch_arch():
-    """The target a launch runs for now: the GPU's on a GPU, else default_arch(). A LaunchError
-    when there is no runner (device.runner() says why)."""
+    """The target a launch runs for now: the one hk.perf predicts for while it captures an op's
+    launches, else the GPU's on a GPU, else default_arch(). A LaunchError when there is no runner
+    (device.runner() says why)."""
+    arch = (_launch_module or _import_launch()).captured_arch()
+    if arch:
+        return arch
     return device.detected_arch() if device.runner() == "gpu" else default_arch()
 
 

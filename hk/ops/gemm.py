@@ -372,7 +372,8 @@ SPLIT_K = Tunable(
 
 # What launch_linear decided per call layout: the kernels, their constants and the operands'
 # shapes, run again for a call laid out alike (hk.runtime.launch.layout: dtype, shape, strides,
-# device, alignment), under the same runner, target and tuned file (and tuned.generation).
+# device, alignment), under the same runner, target (HK_ARCH, or the one hk.perf captures for)
+# and tuned file (and tuned.generation).
 _plans = {}
 MAX_PLANS = 1024
 
@@ -381,7 +382,8 @@ def launch_linear(x, weight, bias, out):
     """out = x @ weightᵀ (+ bias) through the GEMM (A·Bᵀ, fp32 accumulation, out in x's dtype)."""
     layout = launch.layout
     try:
-        key = (device.runner(), os.environ.get("HK_ARCH"), os.environ.get("HK_TUNED"), tuned.generation,
+        key = (device.runner(), os.environ.get("HK_ARCH"), launch.captured_arch(), os.environ.get("HK_TUNED"),
+               tuned.generation,
                layout(x), layout(weight), None if bias is None else layout(bias), layout(out))
         plan = _plans.get(key)
     except Exception:  # no runner, or not a tensor: the full path says why

@@ -28,11 +28,12 @@ def predict(kernel, *args, arch=None, device=None, flops=None, **constants):
 
 def predict_call(fn, *args, arch=None, device=None, **kwargs):
     """The Predictions of every kernel launch `fn(*args, **kwargs)` makes (an hk.ops op, say),
-    without running it: its tensors may be meta tensors where the op reads no value of them."""
+    without running it: its tensors may be meta tensors where the op reads no value of them. The
+    op plans its launches for `arch` (hk.ops.registry.launch_arch() answers it meanwhile)."""
     from hk.perf import launch
     from hk.runtime import launch as runtime_launch
 
-    with runtime_launch.capture() as launches:
+    with runtime_launch.capture(arch) as launches:
         fn(*args, **kwargs)
     if not launches:
         raise PerfError("the call launched no hk kernel")

@@ -129,15 +129,23 @@ def capturing():
 
 
 @contextlib.contextmanager
-def capture():
+def capture(arch=None):
     """Within it, a kernel's call records (kernel, args, arch, constants) in the list this
-    yields instead of running (hk.perf predicts an op's launches without running them)."""
-    previous = getattr(_captured, "launches", None)
+    yields instead of running (hk.perf predicts an op's launches without running them). With
+    `arch`, hk.dsl.kernel.launch_arch() answers it meanwhile: an op that plans by its target
+    (hk.ops.scaled_mm's fp8 kernels) plans for the target predicted."""
+    previous = getattr(_captured, "launches", None), getattr(_captured, "arch", None)
     _captured.launches = []
+    _captured.arch = arch or previous[1]
     try:
         yield _captured.launches
     finally:
-        _captured.launches = previous
+        _captured.launches, _captured.arch = previous
+
+
+def captured_arch():
+    """The target the calls being captured are for (capture's `arch`), or None."""
+    return getattr(_captured, "arch", None) if capturing() else None
 
 
 # A repeated call (hk.ops makes hundreds per decode step) skips the checks, the grid and the

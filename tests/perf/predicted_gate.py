@@ -4,6 +4,7 @@ the share of the peak may not fall below its budget, and the bound is the one re
 
     ./bazelw test //tests/perf:predicted_gate
     ./bazelw run //tests/perf:predicted_figures     # the current predictions, in the budgets' form
+    ./bazelw run //tests/perf:predicted_figures -- --only=gemm_4096,gemm_8192   # some of them
 
 The prediction is deterministic (the emulator's exact streams, the model), so a budget is the
 figure a kernel has; a change to a kernel, the compiler or the model that lowers it fails here
@@ -22,6 +23,7 @@ from tests.perf import reference
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("budgets", None, "the budgets file")
+flags.DEFINE_list("only", [], "with --print: the reference launches to predict (default: all)")
 
 CASES = [(name, arch) for name in reference.REFERENCES for arch in facts.archs()]
 
@@ -70,8 +72,14 @@ class PredictedGateTest(parameterized.TestCase):
 
 def print_figures(argv):
     del argv
+    unknown = sorted(set(FLAGS.only) - set(reference.REFERENCES))
+    if unknown:
+        raise app.UsageError("--only names no reference launch %s; tests/perf/reference.py has %s"
+                             % (", ".join(unknown), ", ".join(reference.REFERENCES)))
     table = {}
     for name, arch in CASES:
+        if FLAGS.only and name not in FLAGS.only:
+            continue
         percent, bound, _ = reference.predicted(name, arch)
         table.setdefault(name, {})[arch] = {"percent_of_peak": round(percent - 0.005, 2), "bound": bound}
         print("%s %s %.2f%% %s" % (name, arch, percent, bound), file=sys.stderr, flush=True)

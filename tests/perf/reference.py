@@ -1,20 +1,21 @@
 """The library's kernels at reference shapes, as hk.perf predicts them on each target's device:
 the GEMM at 4096^3 and 8192^3, flash attention at B16 H64 HKV8 d128 N8192 on the CDNA targets and
 B1 H32 HKV8 d128 N4096 on the RDNA ones, the norm family at 8192 x 4096, paged decode over 32
-sequences of 2048 tokens. Big tensors are meta tensors (zeros that cost no memory); what a kernel
-reads values of (block tables, sequence lengths) is real."""
+sequences of 2048 tokens, the 8-bit GEMMs (hk.ops.int8_scaled_mm, hk.ops.scaled_mm) at 4096^3.
+Big tensors are meta tensors (zeros that cost no memory); what a kernel reads values of (block
+tables, sequence lengths) is real."""
 
 import torch
 
 import hk
 import hk.perf
-from hk.ops import attention, gemm, norms, paged
+from hk.ops import attention, gemm, mm8, norms, paged
 
 BF16 = torch.bfloat16
 
 
-def meta(*shape):
-    return torch.empty(*shape, dtype=BF16, device="meta")
+def meta(*shape, dtype=BF16):
+    return torch.empty(*shape, dtype=dtype, device="meta")
 
 
 def _gemm(n):
@@ -48,6 +49,25 @@ def _paged_decode(arch):
                                 torch.zeros_like(query), arch=arch)
 
 
+def _mm8(kind, n=4096):
+    """The 8-bit GEMMs as vLLM calls them: a [M, K], b the weight [N, K] transposed (b.t()), bf16
+    out. int8: W8A8 with per-token and per-channel scales; fp8 e4m3 with per-token and per-column
+    scales (row) or 128 x 128 block scales (block)."""
+    def call(arch):
+        f32 = torch.float32
+        if kind == "int8":
+            a, b = meta(n, n, dtype=torch.int8), meta(n, n, dtype=torch.int8).t()
+            return hk.perf.predict_call(mm8.launch_int8, a, b, meta(n, 1, dtype=f32), meta(1, n, dtype=f32),
+                                        None, None, None, meta(n, n), arch=arch)
+        a, b = meta(n, n, dtype=torch.float8_e4m3fn), meta(n, n, dtype=torch.float8_e4m3fn).t()
+        if kind == "block":
+            scales = meta(n, n // 128, dtype=f32), meta(n // 128, n // 128, dtype=f32)
+        else:
+            scales = meta(n, 1, dtype=f32), meta(1, n, dtype=f32)
+        return hk.perf.predict_call(mm8.launch_fp8, a, b, *scales, None, meta(n, n), arch=arch)
+    return call
+
+
 REFERENCES = {
     "gemm_4096": _gemm(4096),
     "gemm_8192": _gemm(8192),
@@ -56,6 +76,9 @@ REFERENCES = {
     "layer_norm_8192x4096": _norm("layer"),
     "softmax_8192x4096": _norm("softmax"),
     "paged_decode_32x2048": _paged_decode,
+    "int8_scaled_mm_4096": _mm8("int8"),
+    "scaled_mm_fp8_rowwise_4096": _mm8("row"),
+    "scaled_mm_fp8_block_4096": _mm8("block"),
 }
 
 

@@ -194,6 +194,25 @@ def test_capture_records_calls_the_fast_path_knows(runs):
     assert len(launches) == 1 and launches[0][0] is k and len(seen) == 1
 
 
+def test_a_capture_for_a_target_is_what_ops_plan_for(monkeypatch):
+    # hk.perf.predict_call(..., arch=) captures for its target: an op asking launch_arch() (the
+    # fp8 GEMM's plan) plans for it, nested captures keep it, and it ends with the capture.
+    from hk.dsl.kernel import launch_arch
+
+    monkeypatch.setenv("HK_DEVICE", "interp")
+    monkeypatch.setenv("HK_ARCH", "gfx1100")
+    with launch.capture("gfx942"):
+        assert launch_arch() == "gfx942"
+        with launch.capture():
+            assert launch_arch() == "gfx942"
+        with launch.capture("gfx950"):
+            assert launch_arch() == "gfx950"
+        assert launch_arch() == "gfx942"
+    assert launch_arch() == "gfx1100" and launch.captured_arch() is None
+    with launch.capture():
+        assert launch_arch() == "gfx1100"
+
+
 def test_launchers_per_kernel_are_bounded(runs, monkeypatch):
     seen, counts = runs
     monkeypatch.setattr(launch, "MAX_LAUNCHERS", 3)

@@ -1,0 +1,28 @@
+"""The 8-bit GEMMs hk.ops launches (hk/ops/mm8.py), bound at module level so that the kernel
+library builds and gates them as it does the examples: the very kernels int8_scaled_mm and
+scaled_mm launch, bf16 out, without bias.
+
+    int8            W8A8: int8 x int8, int32 accumulator, per-token and per-channel scales
+    fp8_rowwise_*   e4m3 x e4m3 with per-token and per-column scales
+    fp8_block_*     e4m3 x e4m3 with DeepSeek's 128 x 128 block scales
+    w8a16_*         bf16 activations x e4m3 weights, per-column scales
+
+The fp8 kernels differ by target (mm8.fp8_plan): the fp8 matrix instruction on gfx1201 and gfx950,
+tiles converted to bf16 on gfx1100, and on gfx942 (whose tile library reads fp8 as FNUZ) the OCP
+bytes read as int8 and decoded; hence one name per target, <kernel>_<arch>.
+"""
+
+import torch
+
+import hk
+from hk.ops import mm8
+from hk.target import facts
+
+E4M3 = torch.float8_e4m3fn
+
+int8 = mm8.mm8_kernel(hk.i8, hk.i8, hk.i8, hk.bf16)
+
+for _arch in facts.archs():
+    globals()["fp8_rowwise_" + _arch] = mm8.mm8_kernel(*mm8.fp8_plan(E4M3, E4M3, _arch), hk.bf16)
+    globals()["fp8_block_" + _arch] = mm8.mm8_kernel(*mm8.fp8_plan(E4M3, E4M3, _arch), hk.bf16, block=True)
+    globals()["w8a16_" + _arch] = mm8.mm8_kernel(*mm8.fp8_plan(torch.bfloat16, E4M3, _arch), hk.bf16)
