@@ -59,6 +59,7 @@ SEAMS = [
     Seam("vllm._custom_ops.scaled_int8_quant", ("input", "scale", "azp", "symmetric")),
     Seam("vllm.platforms.PlatformEnum.ROCM"),
     Seam("vllm.platforms.PlatformEnum.CPU"),
+    Seam("vllm.platforms.interface.Platform.is_fp8_fnuz"),
 ]
 
 HALF = (torch.bfloat16, torch.float16)
