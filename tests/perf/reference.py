@@ -52,7 +52,7 @@ def _paged_decode(arch):
 def _mm8(kind, n=4096):
     """The 8-bit GEMMs as vLLM calls them: a [M, K], b the weight [N, K] transposed (b.t()), bf16
     out. int8: W8A8 with per-token and per-channel scales; fp8 e4m3 with per-token and per-column
-    scales (row) or 128 x 128 block scales (block)."""
+    scales (row) or 128 x 128 block scales (block); W8A16: bf16 a, e4m3 b, per-column scales."""
     def call(arch):
         f32 = torch.float32
         if kind == "int8":
@@ -60,6 +60,9 @@ def _mm8(kind, n=4096):
             return hk.perf.predict_call(mm8.launch_int8, a, b, meta(n, 1, dtype=f32), meta(1, n, dtype=f32),
                                         None, None, None, meta(n, n), arch=arch)
         a, b = meta(n, n, dtype=torch.float8_e4m3fn), meta(n, n, dtype=torch.float8_e4m3fn).t()
+        if kind == "w8a16":
+            return hk.perf.predict_call(mm8.launch_fp8, meta(n, n), b, None, meta(1, n, dtype=f32), None,
+                                        meta(n, n), arch=arch)
         if kind == "block":
             scales = meta(n, n // 128, dtype=f32), meta(n // 128, n // 128, dtype=f32)
         else:
@@ -79,6 +82,7 @@ REFERENCES = {
     "int8_scaled_mm_4096": _mm8("int8"),
     "scaled_mm_fp8_rowwise_4096": _mm8("row"),
     "scaled_mm_fp8_block_4096": _mm8("block"),
+    "scaled_mm_w8a16_4096": _mm8("w8a16"),
 }
 
 

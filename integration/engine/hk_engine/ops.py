@@ -4,7 +4,7 @@ a repacked weight) as `uncovered`, and the engine's own call."""
 
 import torch
 
-from hk_engine.plugin import dispatch
+from hk_engine.plugin import current_arch, dispatch
 from hk_engine.routing import dtype_name
 
 HALF = (torch.bfloat16, torch.float16)
@@ -161,21 +161,52 @@ def int8_linear(name, x, weight, weight_scale, bias, engine_call, *, input_scale
 
 
 FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+# The FNUZ formats (vLLM's and SGLang's fp8 on MI300): only gfx942's matrix instructions read them.
+FNUZ = (torch.float8_e4m3fnuz, torch.float8_e5m2fnuz)
+FNUZ_TARGETS = ("gfx942",)
 
 
-def fp8_linear(name, x, weight, weight_scale, bias, out_dtype, quant, engine_call, uncovered=None):
-    """x @ weight (+ bias) by hk.ops.scaled_mm, weight OCP fp8 [K, N] (column-major, as
+def launch_arch():
+    """The target hk's launches run for, or None when there is no runner."""
+    from hk.errors import LaunchError
+
+    try:
+        return current_arch()
+    except LaunchError:
+        return None  # no runner: the launch says why
+
+
+def fp8_formats_uncovered(weight_dtype, act_dtype, arch=None):
+    """Why hk.ops.scaled_mm cannot multiply fp8 activations of act_dtype by a weight of
+    weight_dtype on `arch` (the launch target when None), or None: OCP on every target, FNUZ on
+    gfx942 only, never one of each."""
+    if weight_dtype not in FP8 + FNUZ or act_dtype not in FP8 + FNUZ:
+        return "dtype"
+    if (weight_dtype in FNUZ) != (act_dtype in FNUZ):
+        return "dtype"  # OCP with FNUZ in one product
+    if weight_dtype in FNUZ and (arch or launch_arch()) not in FNUZ_TARGETS:
+        return "target"
+    return None
+
+
+def fp8_linear(name, x, weight, weight_scale, bias, out_dtype, quant, engine_call, uncovered=None, act_dtype=None):
+    """x @ weight (+ bias) by hk.ops.scaled_mm, weight fp8 [K, N] (column-major, as
     torch._scaled_mm takes it), weight_scale per tensor or per column, x bf16 or fp16 quantized by
     quant(x2d) -> (q, scale), the engine's own quantizer (per tensor or per token, static or
-    dynamic, as the layer's scheme says), out_dtype bf16 or fp16."""
+    dynamic, as the layer's scheme says) to act_dtype (the weight's dtype when None), out_dtype
+    bf16 or fp16. OCP fp8 on every target; FNUZ (float8_e4m3fnuz, float8_e5m2fnuz) on gfx942,
+    elsewhere the engine's; OCP with FNUZ always the engine's."""
     import hk.ops
 
     n, k = weight.shape[-1], x.shape[-1]
-    if (x.dtype not in HALF or weight.dtype not in FP8 or out_dtype not in HALF
-            or (bias is not None and bias.dtype != out_dtype)):
+    if x.dtype not in HALF or out_dtype not in HALF or (bias is not None and bias.dtype != out_dtype):
+        uncovered = uncovered or "dtype"
+    elif weight.dtype not in FP8 + FNUZ:
         uncovered = uncovered or "dtype"
     elif weight.dim() != 2 or weight.shape[0] != k or _scale_b(weight_scale, n) is None:
         uncovered = uncovered or "shape"
+    else:
+        uncovered = uncovered or fp8_formats_uncovered(weight.dtype, act_dtype or weight.dtype)
 
     def hk_call():
         q, scale = quant(x.reshape(-1, k))

@@ -1,7 +1,8 @@
 """W8A8 layers built SGLang's way: an int8 layer (W8A8Int8Config, its linear method's own
 processing as on a GPU) on hk.ops.int8_scaled_mm with hk's per-token quantizer, and fp8 layers
 (W8A8Fp8Config, Fp8Config) through apply_fp8_linear on hk.ops.scaled_mm, against the dequantized
-product and SGLang's own computation; calls routed to the engine reach SGLang's own code."""
+product and SGLang's own computation; calls routed to the engine reach SGLang's own code. SGLang's
+FNUZ fp8 (its on MI300) runs on hk on gfx942 and stays SGLang's elsewhere."""
 
 import pytest
 import torch
@@ -158,3 +159,102 @@ def test_apply_fp8_linear_with_per_tensor_scales_runs_on_hk(patched, input_scale
         with pytest.raises(Exception):  # SGLang's own path, which needs sgl_kernel here
             fp8_utils.apply_fp8_linear(x, q.t(), s, input_scale=scale, input_scale_ub=torch.tensor([1.0]))
     assert counters.snapshot()["sglang.w8a8_fp8"] == {"hk": 1, "engine:uncovered": 1}
+
+
+FNUZ_MAX = 224.0  # the largest value SGLang's quantizers write in float8_e4m3fnuz
+
+
+@pytest.fixture
+def sglang_fnuz(monkeypatch):
+    """SGLang as on MI300 (gfx942): its fp8 is float8_e4m3fnuz (read at import: set here as there),
+    its quantizers (Triton's and sgl_kernel's, which a CPU cannot run) in torch, as they compute."""
+    from sglang.srt.layers.quantization import fp8_utils
+
+    fnuz = torch.float8_e4m3fnuz
+
+    def to_fnuz(x, scale):
+        return (x.float() / scale).clamp(-FNUZ_MAX, FNUZ_MAX).to(fnuz), scale
+
+    def per_token_group_quant_fp8(x, group_size, **kwargs):
+        assert group_size == x.shape[-1]
+        return to_fnuz(x, (x.float().abs().amax(-1, keepdim=True) / FNUZ_MAX).clamp(min=1e-10))
+
+    def scaled_fp8_quant(input, scale=None, num_token_padding=None, use_per_token_if_dynamic=False):
+        assert scale is None and not num_token_padding
+        if use_per_token_if_dynamic:
+            return per_token_group_quant_fp8(input, input.shape[-1])
+        return to_fnuz(input, (input.float().abs().amax() / FNUZ_MAX).clamp(min=1e-12).reshape(1))
+
+    monkeypatch.setattr(fp8_utils, "fp8_dtype", fnuz)
+    monkeypatch.setattr(fp8_utils, "per_token_group_quant_fp8", per_token_group_quant_fp8)
+    monkeypatch.setattr(fp8_utils, "scaled_fp8_quant", scaled_fp8_quant)
+    monkeypatch.setattr(fp8_utils, "static_quant_fp8", lambda x, x_s, repeat_scale=False: to_fnuz(x, x_s))
+    return fp8_utils
+
+
+def fnuz_weight(per_channel, input_scale=None, seed=3):
+    """An OCP checkpoint's weight [N, K] converted to FNUZ by SGLang (its scales doubled), with the
+    OCP weight dequantized."""
+    from sglang.srt.layers.quantization.fp8_utils import normalize_e4m3fn_to_e4m3fnuz
+
+    w = torch.randn(N, K, generator=torch.Generator().manual_seed(seed)) * 0.2
+    s = (w.abs().amax(-1, keepdim=True) if per_channel else w.abs().amax().reshape(1)) / 448.0
+    q = (w / s).to(torch.float8_e4m3fn)
+    scale = None if input_scale is None else torch.tensor([input_scale])
+    qz, sz, iz = normalize_e4m3fn_to_e4m3fnuz(q.clone(), s, scale)
+    return qz, sz, iz, q.float() * s
+
+
+# (A static scale that saturates nothing: |x| < 5.)
+@pytest.mark.parametrize("per_channel, input_scale", [(True, None), (False, None), (False, 5.0 / 448)])
+def test_fnuz_fp8_runs_on_hk_on_gfx942(patched, routes, sglang_fnuz, monkeypatch, per_channel, input_scale):
+    monkeypatch.setenv("HK_ARCH", "gfx942")
+    qz, sz, iz, w = fnuz_weight(per_channel, input_scale)
+    x = torch.randn(5, K, generator=torch.Generator().manual_seed(4)).to(torch.bfloat16)
+    out = sglang_fnuz.apply_fp8_linear(x, qz.t(), sz, input_scale=iz)
+    assert out.shape == (5, N) and out.dtype == torch.bfloat16
+    assert counters.snapshot()["sglang.w8a8_fp8"] == {"hk": 1}
+    # The float64 product of what SGLang's quantizer gave: hk's fp8 MFMA adds only bf16's rounding.
+    if iz is not None:
+        xq, xs = sglang_fnuz.static_quant_fp8(x, iz)
+    elif per_channel:
+        xq, xs = sglang_fnuz.per_token_group_quant_fp8(x, K)
+    else:
+        xq, xs = sglang_fnuz.scaled_fp8_quant(x)
+    want = (xq.double() * xs.double()) @ (qz.double() * sz.double().reshape(-1, 1)).t()
+    torch.testing.assert_close(out.float(), want.float(), rtol=1.6e-2, atol=1e-2)
+    # The OCP checkpoint's answer, within e4m3's activation error.
+    torch.testing.assert_close(out.float(), F.linear(x.float(), w), rtol=0.1, atol=0.15)
+    if per_channel:  # SGLang's own computation (on a CPU: per-token activations, its unfused GEMM)
+        routes({"target": "any", "ops": {}})
+        engine = sglang_fnuz.apply_fp8_linear(x, qz.t(), sz)
+        torch.testing.assert_close(engine.float(), out.float(), rtol=1.6e-2, atol=1e-2)
+        assert counters.snapshot()["sglang.w8a8_fp8"] == {"hk": 1, "engine": 1}
+
+
+def test_fnuz_fp8_stays_sglangs_on_other_targets(patched, sglang_fnuz, monkeypatch):
+    # gfx950's matrix instructions read OCP fp8, not FNUZ: SGLang's own path serves, counted.
+    monkeypatch.setenv("HK_ARCH", "gfx950")
+    qz, sz, _, w = fnuz_weight(True)
+    x = torch.randn(3, K).to(torch.bfloat16)
+    reset_uncovered_warnings()
+    with pytest.warns(UserWarning, match=r"sglang.w8a8_fp8: .* \(target\)"):
+        out = sglang_fnuz.apply_fp8_linear(x, qz.t(), sz)
+    torch.testing.assert_close(out.float(), F.linear(x.float(), w), rtol=0.1, atol=0.15)
+    assert counters.snapshot()["sglang.w8a8_fp8"] == {"engine:uncovered": 1}
+
+
+def test_ocp_fp8_stays_sglangs_on_gfx942(patched, sglang_fp8_quant, monkeypatch):
+    # hk's quantizers write no OCP fp8 on gfx942 (its fp8 is FNUZ): SGLang's own path, counted.
+    from sglang.srt.layers.quantization import fp8_utils
+
+    monkeypatch.setenv("HK_ARCH", "gfx942")
+    _, _, _, w = fnuz_weight(True)
+    s = w.abs().amax(-1, keepdim=True) / 448.0
+    q = (w / s).to(torch.float8_e4m3fn)
+    x = torch.randn(3, K).to(torch.bfloat16)
+    reset_uncovered_warnings()
+    with pytest.warns(UserWarning, match=r"sglang.w8a8_fp8: .* \(target\)"):
+        out = fp8_utils.apply_fp8_linear(x, q.t(), s)
+    torch.testing.assert_close(out.float(), F.linear(x.float(), q.float() * s), rtol=0.1, atol=0.15)
+    assert counters.snapshot()["sglang.w8a8_fp8"] == {"engine:uncovered": 1}

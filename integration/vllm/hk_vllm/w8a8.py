@@ -13,6 +13,10 @@ weights as the linear method made them); otherwise (vLLM's CPU kernels, which re
 them) hk keeps its own copy. An explicit --linear-backend, and VLLM_BATCH_INVARIANT on ROCm, keep
 vLLM's choice.
 
+fp8 in OCP formats is served on every target; vLLM's FNUZ fp8 (float8_e4m3fnuz: on MI300 it
+converts OCP checkpoints to it and quantizes activations to it) on gfx942 only, whose matrix
+instructions read it; elsewhere, and for OCP with FNUZ in one product, vLLM's kernel serves.
+
 hk serves ROCm, and vLLM's CPU build when its launches run on hk's interpreter or emulator
 (HK_DEVICE=interp or emu).
 """
@@ -55,10 +59,30 @@ SEAMS = [
     Seam("vllm._custom_ops.scaled_int8_quant", ("input", "scale", "azp", "symmetric")),
     Seam("vllm.platforms.PlatformEnum.ROCM"),
     Seam("vllm.platforms.PlatformEnum.CPU"),
+    Seam("vllm.platforms.interface.Platform.is_fp8_fnuz"),
 ]
 
 HALF = (torch.bfloat16, torch.float16)
 OCP_FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
+FNUZ_FP8 = (torch.float8_e4m3fnuz,)  # vLLM's fp8 on MI300 (current_platform.is_fp8_fnuz())
+
+
+def _fp8_formats(act_dtype, weight_dtype):
+    """Why hk's fp8 kernel refuses a layer of these fp8 formats (None: it takes it). On a
+    platform whose fp8 is FNUZ, vLLM converts OCP weights to FNUZ and quantizes activations to
+    FNUZ whatever the quant keys say: those layers are FNUZ, which hk serves on gfx942 only."""
+    from vllm.platforms import current_platform
+
+    if act_dtype not in OCP_FP8 + FNUZ_FP8 or weight_dtype not in OCP_FP8 + FNUZ_FP8:
+        return "takes OCP fp8 (float8_e4m3fn, float8_e5m2) or float8_e4m3fnuz, not %s and %s" % (act_dtype,
+                                                                                               weight_dtype)
+    if (act_dtype in FNUZ_FP8) != (weight_dtype in FNUZ_FP8):
+        return "takes activations and weights of one fp8 family (OCP or FNUZ), not %s and %s" % (act_dtype,
+                                                                                                  weight_dtype)
+    if (current_platform.is_fp8_fnuz() or act_dtype in FNUZ_FP8) and ops.launch_arch() not in ops.FNUZ_TARGETS:
+        return "takes FNUZ fp8 on %s only (their matrix instructions'), not on %s" % (
+            " and ".join(ops.FNUZ_TARGETS), ops.launch_arch())
+    return None
 
 
 def _platform_ok():
@@ -177,8 +201,9 @@ def fp8_kernel_class():
         @classmethod
         def can_implement(cls, c):
             act, weight = c.activation_quant_key, c.weight_quant_key
-            if act.dtype not in OCP_FP8 or weight.dtype not in OCP_FP8:
-                return False, "takes OCP fp8 (float8_e4m3fn, float8_e5m2), not %s" % act.dtype
+            why = _fp8_formats(act.dtype, weight.dtype)
+            if why:
+                return False, why
             if not (act.scale.group_shape.is_per_tensor() or act.scale.group_shape.is_per_token()):
                 return False, "takes per-tensor or per-token activation scales"
             if not (weight.scale.group_shape.is_per_tensor() or weight.scale.group_shape.is_per_channel()):
@@ -216,7 +241,8 @@ def fp8_kernel_class():
                 _no_fallback(self, uncovered)
             out_dtype = self.config.out_dtype or getattr(x, "dtype", None)
             return ops.fp8_linear(counter("w8a8_fp8"), x, w, w_s, bias, out_dtype,
-                                  lambda x2: self.quant_fp8(x2, x_s, x_s_ub), engine, uncovered=uncovered)
+                                  lambda x2: self.quant_fp8(x2, x_s, x_s_ub), engine, uncovered=uncovered,
+                                  act_dtype=self.fp8_dtype)
 
         def apply_scaled_mm(self, *, A, B, out_dtype, As, Bs, bias, output_shape):
             import hk.ops

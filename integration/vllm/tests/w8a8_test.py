@@ -3,7 +3,8 @@ static and dynamic activations, symmetric and with a zero point; CompressedTenso
 Fp8LinearMethod) with hk's plugin loaded, take hk's kernel classes and compute through
 hk.ops.int8_scaled_mm / hk.ops.scaled_mm on hk's interpreter, matching the dequantized product
 (and, for fp8, vLLM's own torch._scaled_mm kernel). Calls the routing table sends to the engine,
-and layers hk's kernel refuses, run on the kernel vLLM would have chosen, counted."""
+and layers hk's kernel refuses, run on the kernel vLLM would have chosen, counted. vLLM's FNUZ fp8
+(its platform's on MI300) is hk's on gfx942 and vLLM's on other targets."""
 
 import json
 
@@ -12,6 +13,7 @@ import torch
 import torch.nn.functional as F
 
 from conftest import close
+from hk_engine.plugin import reset_uncovered_warnings
 
 ROUTES = {"target": "any", "provenance": "tests",
           "ops": {op: [{"when": {"m": [1, 64]}, "route": "hk"}] for op in ("int8_scaled_mm", "fp8_scaled_mm")}}
@@ -236,3 +238,98 @@ def test_without_another_kernel_an_unserved_call_says_what_to_do(rocm_kernels, v
     with pytest.raises(HKError, match="HkFP8ScaledMMLinearKernel cannot serve this call \\(dtype\\)") as raised:
         layer(torch.randn(2, K))
     assert "HK_VLLM_W8A8=0" in str(raised.value)
+
+
+@pytest.fixture
+def fnuz_platform(monkeypatch):
+    """vLLM as on MI300 (gfx942): its platform's fp8 is float8_e4m3fnuz, so it converts OCP
+    checkpoints to FNUZ (scales doubled) and QuantFP8 quantizes activations to FNUZ, 224 the
+    largest value it writes (vLLM reads these at import: set here as on that platform)."""
+    from vllm.model_executor.layers.quantization import input_quant_fp8
+    from vllm.platforms import current_platform
+
+    platform = type(current_platform)
+    monkeypatch.setattr(platform, "is_fp8_fnuz", classmethod(lambda cls: True))
+    monkeypatch.setattr(platform, "fp8_dtype", classmethod(lambda cls: torch.float8_e4m3fnuz))
+    monkeypatch.setattr(input_quant_fp8, "_FP8_DTYPE", torch.float8_e4m3fnuz)
+    monkeypatch.setattr(input_quant_fp8, "_FP8_MIN", -224.0)
+    monkeypatch.setattr(input_quant_fp8, "_FP8_MAX", 224.0)
+    monkeypatch.setattr(input_quant_fp8, "_FP8_MIN_SCALING_FACTOR", 1.0 / (224.0 * 512.0))
+
+
+def fnuz_layer(weights, acts, dynamic=True, seed=6):
+    """A CompressedTensors fp8 layer filled from an OCP checkpoint, which vLLM converts to FNUZ."""
+    layer = build(compressed_tensors("float", weights, acts, dynamic))
+    q, s = fp8_weight(torch.Generator().manual_seed(seed), weights == "channel")
+    tensors = {"weight": q, "weight_scale": s if weights == "channel" else s.expand(layer.weight_scale.shape)}
+    if not dynamic:
+        tensors["input_scale"] = torch.full(layer.input_scale.shape, 3.0 / 448)
+    put(layer, **tensors)
+    return layer, q, s
+
+
+@pytest.mark.parametrize("weights, acts, dynamic", [("channel", "token", True), ("tensor", "tensor", True),
+                                                    ("tensor", "tensor", False)])
+def test_fnuz_layers_on_gfx942(rocm_kernels, vllm_config, counts, fnuz_platform, monkeypatch, weights, acts,
+                               dynamic):
+    monkeypatch.setenv("HK_ARCH", "gfx942")
+    layer, q, s = fnuz_layer(weights, acts, dynamic)
+    kernel = kernel_of(layer)
+    assert type(kernel) is rocm_kernels[1] and kernel.fallback is not None
+    assert layer.weight.dtype == torch.float8_e4m3fnuz  # vLLM's conversion of the checkpoint
+    x = torch.randn(6, K, generator=torch.Generator().manual_seed(7)).to(torch.bfloat16)
+    out = layer(x)[0]
+    assert counts.snapshot()["vllm.w8a8_fp8"] == {"hk": 1}
+    # The product of what vLLM quantized, in float64: hk's fp8 MFMA adds only bf16's rounding.
+    xq, xs = kernel.quant_fp8(x, getattr(layer, "input_scale", None), None)
+    assert xq.dtype == torch.float8_e4m3fnuz
+    w = layer.weight.double() * layer.weight_scale.double().reshape(1, -1)
+    close(out, (xq.double() * xs.double()) @ w)
+    # The same answer as the OCP checkpoint's, within e4m3's activation error.
+    torch.testing.assert_close(out.float(), F.linear(x.float(), q.float() * s), rtol=0.1, atol=0.15)
+    close(out, vllm_reference(layer, x))
+
+
+def test_fnuz_layers_are_vllms_on_other_targets(rocm_kernels, vllm_config, counts, fnuz_platform, monkeypatch):
+    # gfx950's matrix instructions read OCP fp8, not FNUZ: vLLM's kernel is chosen for the layer.
+    monkeypatch.setenv("HK_ARCH", "gfx950")
+    layer, _, _ = fnuz_layer("channel", "token")
+    assert type(kernel_of(layer)) is not rocm_kernels[1]
+    ok, why = rocm_kernels[1].can_implement(kernel_of(layer).config)
+    assert not ok and "FNUZ fp8 on gfx942 only" in why and "gfx950" in why
+    # A layer hk took on gfx942 whose launches then run for gfx950: each call is vLLM's, counted.
+    monkeypatch.setenv("HK_ARCH", "gfx942")
+    layer, _, _ = fnuz_layer("channel", "token")
+    kernel = kernel_of(layer)
+    assert type(kernel) is rocm_kernels[1]
+    monkeypatch.setenv("HK_ARCH", "gfx950")
+    reset_uncovered_warnings()
+    x = torch.randn(4, K).to(torch.bfloat16)
+    with pytest.warns(UserWarning, match="vllm.w8a8_fp8: hk's kernel does not cover these calls \\(target\\)"):
+        out = layer(x)[0]
+    assert torch.equal(out, vllm_reference(layer, x))
+    assert counts.snapshot()["vllm.w8a8_fp8"] == {"engine:uncovered": 1}
+
+
+def test_fp8_kernel_refuses_ocp_with_fnuz(rocm_kernels, vllm_config, counts, monkeypatch):
+    from vllm.model_executor.kernels.linear.scaled_mm.ScaledMMLinearKernel import FP8ScaledMMLinearLayerConfig
+    from vllm.model_executor.layers.quantization.utils.quant_utils import QuantKey, kFp8DynamicTokenSym, kFp8StaticTensorSym
+
+    from hk_engine import ops
+
+    monkeypatch.setenv("HK_ARCH", "gfx942")
+    reset_uncovered_warnings()
+    fnuz_act = QuantKey(dtype=torch.float8_e4m3fnuz, scale=kFp8DynamicTokenSym.scale)
+    config = FP8ScaledMMLinearLayerConfig(weight_quant_key=kFp8StaticTensorSym, activation_quant_key=fnuz_act,
+                                          weight_shape=(N, K), input_dtype=torch.bfloat16, out_dtype=torch.bfloat16)
+    ok, why = rocm_kernels[1].can_implement(config)
+    assert not ok and "one fp8 family" in why
+    # At a call: an OCP weight with FNUZ activations is the engine's, counted.
+    q, s = fp8_weight(torch.Generator().manual_seed(8), True)
+    x = torch.randn(3, K).to(torch.bfloat16)
+    engine = torch.zeros(3, N, dtype=torch.bfloat16)
+    with pytest.warns(UserWarning, match="\\(dtype\\)"):
+        got = ops.fp8_linear("vllm.w8a8_fp8", x, q.t(), s.reshape(-1), None, torch.bfloat16,
+                             lambda x2: pytest.fail("hk quantized a call it does not cover"), lambda: engine,
+                             act_dtype=torch.float8_e4m3fnuz)
+    assert got is engine and counts.snapshot()["vllm.w8a8_fp8"] == {"engine:uncovered": 1}
