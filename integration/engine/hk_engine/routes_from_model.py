@@ -463,6 +463,14 @@ def measured(arch, op, lo, hi):
     return None
 
 
+def measured_engine_within(arch, op, lo, hi):
+    """The basis of a published measurement that finds the engine faster somewhere in lo..hi."""
+    for (mlo, mhi), route, basis in MEASURED.get(arch, {}).get(op, []):
+        if route == routing.ENGINE and (hi is None or mlo <= hi) and (mhi is None or lo <= mhi):
+            return basis
+    return None
+
+
 def published_rules(arch, op):
     """The rules of an op the model cannot predict on `arch`, each with its basis."""
     why = NO_CODE_OBJECT[op]
@@ -528,7 +536,11 @@ def predicted_rules(op, tokens, outcomes, margin, previous, arch=None):
             continue
         mine, theirs = outcome
         route, ratio = decide(mine, theirs, margin)
-        rules.append({"when": when, "route": route, "basis": "predicted at %s %d" % (op.fact, t), "ratio": round(ratio, 3),
+        basis = "predicted at %s %d" % (op.fact, t)
+        against = measured_engine_within(arch, op.name, lo, hi) if route == routing.HK else None
+        if against:  # a measurement finds the engine faster in part of the bucket: it stays there
+            route, basis = routing.ENGINE, "%s, but %s, within this bucket" % (basis, against)
+        rules.append({"when": when, "route": route, "basis": basis, "ratio": round(ratio, 3),
                       "hk_us": round(mine * 1e6, 2), "engine_us": round(theirs * 1e6, 2)})
     return rules
 
