@@ -8,7 +8,7 @@ scaled_mm launch, bf16 out, without bias.
     w8a16_*         bf16 activations x e4m3 weights, per-column scales
 
 The fp8 kernels differ by target (mm8.fp8_plan): the fp8 matrix instruction on gfx1201 and gfx950,
-tiles converted to bf16 on gfx1100, and on gfx942 (whose tile library reads fp8 as FNUZ) the OCP
+tiles converted to bf16 on gfx1100, and on gfx942 (whose fp8 matrix instructions read FNUZ) the OCP
 bytes read as int8 and decoded; hence one name per target, <kernel>_<arch>.
 """
 
