@@ -174,12 +174,13 @@ class Ptr:
         self.dtype, self.nbytes, self.array = dtype, nbytes, array
 
 
-def compile_kernel(fn, arch, args, constexprs, num_warps, num_stages=2):
+def compile_kernel(fn, arch, args, constexprs, num_warps, num_stages=2, options=None):
     """(code object, its kernel's name, dynamic LDS bytes, the emulator's arguments) of `fn`
     compiled for `arch` as a launch with `args` (name -> Ptr, int, float or None) and
     `constexprs` specializes it: each value as Triton's launcher specializes it (an integer 1
     becomes a constant, 16-divisible integers and pointers are marked divisible), a None or an
-    omitted argument with a default as a constant."""
+    omitted argument with a default as a constant; `options`: the launch's other compiler
+    options (the AMD backend's waves_per_eu, matrix_instr_nonkdim, ...)."""
     import inspect
 
     import triton
@@ -222,7 +223,7 @@ def compile_kernel(fn, arch, args, constexprs, num_warps, num_stages=2):
     src = triton.compiler.ASTSource(fn=fn, signature=signature, constexprs=consts, attrs=attrs)
     try:
         compiled = triton.compile(src, target=GPUTarget("hip", arch, WAVE[arch]),
-                                  options={"num_warps": num_warps, "num_stages": num_stages})
+                                  options=dict(options or {}, num_warps=num_warps, num_stages=num_stages))
     except Exception as e:  # Triton's own errors: the kernel does not build for this target
         last = (str(e).strip().splitlines() or [type(e).__name__])[-1][:300]
         raise EngineKernelError("Triton cannot compile %s for %s: %s" % (fn.__name__, arch, last)) from e

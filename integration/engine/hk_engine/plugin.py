@@ -187,11 +187,13 @@ def dispatch(name, op, facts, hk_call, engine_call, *, uncovered=None, others=No
     """Serves one call: `hk_call()` or `engine_call()` (or `others[route]()`), by the routing
     table (`table`, else the target's) for `op` and `facts`, unless `uncovered` names why hk
     cannot (then the engine's); under graph capture hk only for a specialization already
-    launched. `name` is the counter ("vllm.linear")."""
+    launched. `name` is the counter ("vllm.linear"); its first part names the engine whose own
+    rules the table applies (routing.Table.rules)."""
     if uncovered:
         count_uncovered(name, uncovered)
         return engine_call()
-    route = (table or routing.table(arch or current_arch())).route(op, **facts)
+    engine = name.split(".", 1)[0]
+    route = (table or routing.table(arch or current_arch())).route(op, engine, **facts)
     if route == routing.HK:
         key = (op,) + tuple(sorted(facts.items()))
         if not capture.allowed(key):

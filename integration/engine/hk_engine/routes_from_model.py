@@ -4,13 +4,17 @@ predictions of hk's kernel and of the engine's own Triton kernel for the same ca
     bazel run //integration/engine:hk-routes -- --out=$PWD/integration/engine/hk_engine/tables
 
 For each target and each op whose engine kernel is Triton (vLLM 0.33's AWQ GEMM, W8A8 int8
-GEMM, fused MoE GEMMs and unified paged attention, read from the pinned engine environment and compiled ahead of time for the target), at a
-set of token buckets over a model's shapes (hk/autotune/models.json), both launches are
-predicted and the op's rule for the bucket routes to hk when the engine's predicted time is at
-least (1 + margin) times hk's, the margin being the model's stated error for the target by
-default: a route the model cannot vouch for stays on the engine, the default a table falls back
-to anyway. Each such rule records the ratio (engine / hk) and both times. A bucket's rule
-covers the token counts above the previous bucket up to its own.
+GEMM, fused MoE GEMMs and unified paged attention; SGLang 0.5.23's fused MoE GEMMs, split-K
+decode and extend attention; each read from its engine's pinned environment and compiled ahead
+of time for the target: predicted_ops), at a set of token buckets over a model's shapes
+(hk/autotune/models.json), both launches are predicted and the op's rule for the bucket routes
+to hk when the engine's predicted time is at least (1 + margin) times hk's, the margin being the
+model's stated error for the target by default: a route the model cannot vouch for stays on the
+engine, the default a table falls back to anyway. Each such rule records the ratio (engine / hk)
+and both times. A bucket's rule covers the token counts above the previous bucket up to its own.
+Where the engines' kernels for an op differ (MoE, attention), each engine's rules are its own
+(the table's "engines"; the plugins read their engine's, routing.Table.rules); the other ops'
+rules are shared ("ops").
 
 Ops with no code object the model can read (the engine calls hipBLASLt or its C++ kernels: the
 plain linear, RMSNorm, rotary, SiLU-and-mul, the KV cache write, the AWQ path above 255 tokens,
@@ -21,7 +25,6 @@ Exit codes: 0 tables written, 1 a prediction failed for some op (its rule says w
 command.
 """
 
-import dataclasses
 import datetime
 import json
 import os
@@ -31,6 +34,8 @@ from absl import app, flags
 
 from hk_engine import engine_kernels as ek
 from hk_engine import routing
+from hk_engine.predicted_ops import (AwqGemm, FusedMoe, Int8ScaledMM, PagedAttention, SglangDecodeAttention,
+                                     SglangExtendAttention, SglangFusedMoe)
 
 FLAGS = flags.FLAGS
 ARCHS = ["gfx1100", "gfx1201", "gfx942", "gfx950"]
@@ -40,338 +45,19 @@ FLOATS = HALF + ["float32"]
 
 def define_flags():
     flags.DEFINE_list("archs", ARCHS, "the targets whose tables to write")
-    flags.DEFINE_list("ops", None, "the predicted ops to predict again (default: all of PREDICTED); the shipped "
-                      "tables' rules of the others stay")
+    flags.DEFINE_list("ops", None, "the predicted ops to predict again, by PREDICTED's keys (awq_gemm, vllm.moe, "
+                      "sglang.moe, ...; default: all); the shipped tables' rules of the others stay")
     flags.DEFINE_list("tokens", None, "token buckets for every predicted op (default: each op's own)")
     flags.DEFINE_integer("shapes", None, "predict only the first N shapes of each op's model (a quick run)",
                          lower_bound=1)
     flags.DEFINE_string("out", None, "the directory to write <arch>.json into")
     flags.DEFINE_string("vllm_python", None, "vLLM's environment's interpreter (default: @vllm_env's)")
     flags.DEFINE_string("vllm_root", None, "or the site-packages holding vllm (instead of --vllm_python)")
+    flags.DEFINE_string("sglang_python", None, "SGLang's environment's interpreter (default: @sglang_env's)")
+    flags.DEFINE_string("sglang_root", None, "or the site-packages holding sglang (instead of --sglang_python)")
     flags.DEFINE_string("margin", "stated", "route to hk when the engine is predicted this much slower "
                         "(0.1: 10%); \"stated\": the model's stated error for the target")
     flags.DEFINE_integer("jobs", 1, "worker processes for the predictions", lower_bound=1)
-
-
-# The models the buckets take their shapes from (hk/autotune/models.json).
-def _models():
-    from hk.autotune import cli
-
-    return cli.models()
-
-
-def linear_shapes(model):
-    from hk.autotune import cli
-
-    return cli.linear_shapes(_models()[model])
-
-
-# ---------------------------------------------------------------------------------------------
-# The predicted ops: each an engine Triton kernel, the model whose shapes it is predicted at,
-# its buckets and the two predictions at one bucket.
-
-@dataclasses.dataclass
-class Op:
-    name: str
-    engine: str           # "vllm"
-    module: str           # the engine module holding the kernel
-    kernel: str
-    model: str            # the models.json model whose shapes are predicted
-    tokens: tuple         # default buckets
-    dtypes: tuple         # the dtypes the rules name (the dtype predicted first)
-    upper: int = None     # the engine's Triton path ends here (above: another rule)
-    given: dict = dataclasses.field(default_factory=dict)
-    fact: str = "m"       # the fact the buckets are of
-    kernels: tuple = ()   # more kernels of the module the launch runs
-
-    def shapes(self, limit=None):
-        raise NotImplementedError
-
-    def predict(self, kernels, arch, tokens, shape):
-        """(hk's seconds, the engine's seconds) at one shape and token count."""
-        raise NotImplementedError
-
-
-class AwqGemm(Op):
-    """vLLM's Triton AWQ GEMM (awq_gemm_triton, which its ops.awq_gemm calls on ROCm below 256
-    tokens: 32x32x32 blocks, split-K 8, 4 warps) against hk.ops.awq_gemm, fp16, group 128, on
-    Qwen3-8B's linear layers. The engine's split-K partial sums are added by a torch reduction
-    afterwards, not counted (it favours the engine)."""
-
-    GROUP = 128
-    SPLIT_K = 8
-    BLOCK = 32
-
-    def shapes(self, limit=None):
-        return linear_shapes(self.model)[:limit]
-
-    def predict(self, kernels, arch, m, shape):
-        import torch
-
-        from hk import perf
-        from hk.ops import awq
-
-        n, k = shape
-        g = self.GROUP
-        meta = dict(device="meta")
-        x = torch.empty(m, k, dtype=torch.float16, **meta)
-        qweight = torch.empty(k, n // 8, dtype=torch.int32, **meta)
-        scales = torch.empty(k // g, n, dtype=torch.float16, **meta)
-        qzeros = torch.empty(k // g, n // 8, dtype=torch.int32, **meta)
-        out = torch.empty(m, n, dtype=torch.float16, **meta)
-        # The launch itself (the torch op on meta tensors is its shape function: it launches nothing).
-        mine = sum(p.seconds for p in perf.predict_call(awq.launch_awq, x, qweight, scales, qzeros, out, arch=arch))
-        P = ek.Ptr
-        args = dict(a_ptr=P("float16", m * k * 2), b_ptr=P("int32", k * n // 2),
-                    c_ptr=P("float16", self.SPLIT_K * m * n * 2), zeros_ptr=P("int32", k // g * n // 2),
-                    scales_ptr=P("float16", k // g * n * 2), M=m, N=n, K=k, group_size=g)
-        b = self.BLOCK
-        consts = dict(BLOCK_SIZE_M=b, BLOCK_SIZE_N=b, BLOCK_SIZE_K=b, SPLIT_K=self.SPLIT_K)
-        grid = (-(-m // b) * -(-n // b), self.SPLIT_K)
-        return mine, _engine_seconds(kernels[self.kernel], arch, args, consts, grid, 4)
-
-
-class Int8ScaledMM(Op):
-    """vLLM's Triton W8A8 int8 GEMM (scaled_mm_kernel, which TritonInt8ScaledMMLinearKernel
-    launches on ROCm without AITER) at the tile triton_scaled_mm's heuristic picks, 4 warps,
-    against hk.ops.int8_scaled_mm: activations int8 per token, weights int8 per channel stored
-    K x N column-major (vLLM's layout for both), out in the activations' 16-bit type, on
-    Qwen3-8B's linear layers. The activations' quantization (a kernel before either GEMM) is
-    not counted."""
-
-    def shapes(self, limit=None):
-        return linear_shapes(self.model)[:limit]
-
-    @staticmethod
-    def vllm_tile(m, n):
-        """(BLOCK_SIZE_M, BLOCK_SIZE_N, BLOCK_SIZE_K) triton_scaled_mm's heuristic picks."""
-        rows = max(32, 1 << max(m - 1, 0).bit_length())
-        if rows <= 32:
-            return (64, 64, 256) if n < 8192 else (64, 128, 256)
-        return (64, 64, 256) if rows <= 64 else (64, 128, 128) if rows <= 128 else (128, 128, 128)
-
-    def predict(self, kernels, arch, m, shape):
-        import torch
-        import triton.language as tl
-
-        from hk import perf
-        from hk.ops import mm8
-
-        n, k = shape
-        meta = dict(device="meta")
-        a = torch.empty(m, k, dtype=torch.int8, **meta)
-        b = torch.empty(n, k, dtype=torch.int8, **meta).t()  # K x N, column-major
-        scale_a = torch.empty(m, 1, dtype=torch.float32, **meta)
-        scale_b = torch.empty(1, n, dtype=torch.float32, **meta)
-        out = torch.empty(m, n, dtype=torch.bfloat16, **meta)
-        mine = sum(p.seconds for p in perf.predict_call(mm8.launch_int8, a, b, scale_a, scale_b, None, None, None,
-                                                        out, arch=arch))
-        bm, bn, bk = self.vllm_tile(m, n)
-        P = ek.Ptr
-        args = dict(a_ptr=P("int8", m * k), b_ptr=P("int8", k * n), scale_a_ptr=P("float32", m * 4),
-                    scale_b_ptr=P("float32", n * 4), c_ptr=P("bfloat16", m * n * 2), bias_ptr=None, M=m, N=n, K=k,
-                    stride_am=k, stride_ak=1, stride_bk=1, stride_bn=k, stride_cm=n, stride_cn=1)
-        # A per-token scale of one row is a scalar to triton_scaled_mm ([1, 1]).
-        consts = dict(ACCUMULATOR_DTYPE=tl.int32, BLOCK_SIZE_M=bm, BLOCK_SIZE_N=bn, BLOCK_SIZE_K=bk,
-                      BLOCK_SIZE_SCALE_A=1 if m == 1 else bm, BLOCK_SIZE_SCALE_B=bn, USE_TD=False, B_T=True)
-        grid = (-(-m // bm) * -(-n // bn),)
-        return mine, _engine_seconds(kernels[self.kernel], arch, args, consts, grid, 4)
-
-
-class FusedMoe(Op):
-    """vLLM's Triton fused_moe_kernel, its two grouped GEMMs (gate-up, then down with the routing
-    weights) at the tile vLLM's get_default_config picks for bf16 on ROCm, its sorted ids as its
-    moe_align_block_size lays them out (or, for a few tokens over many experts, its naive
-    assignment), against hk's grouped GEMMs (hk.ops.moe) on the same routing: OLMoE-1B-7B's
-    experts, each token's top-k spread evenly over them. The align step, the activation and the
-    final sum (C++ or torch in vLLM, a torch sort and hk kernels in hk) are not counted."""
-
-    def shapes(self, limit=None):
-        cfg = _models()[self.model]
-        return [(cfg["num_experts"], cfg["experts_per_token"], cfg["hidden_size"], cfg["intermediate_size"])]
-
-    @staticmethod
-    def vllm_config(m, experts):
-        """The tile vLLM 0.33's get_default_config picks for a bf16 MoE of m tokens on ROCm."""
-        block_m = 16 if m <= 32 else 32 if m <= 96 else 64 if m <= 512 else 128
-        return {"BLOCK_SIZE_M": block_m, "BLOCK_SIZE_N": 64 if m <= 64 else 128,
-                "BLOCK_SIZE_K": 128 if m <= 64 else 64, "GROUP_SIZE_M": 16 if m // max(experts, 1) > 128 else 1,
-                "num_warps": 4 if m <= 128 else 8, "num_stages": 2}
-
-    def predict(self, kernels, arch, m, shape):
-        import torch
-
-        import hk
-        from hk import perf, tuned
-        from hk.ops import moe
-
-        experts, top_k, hidden, inter = shape
-        topk_ids = (torch.arange(m * top_k, dtype=torch.int32) % experts).view(m, top_k)
-        gemms = [(2 * inter, hidden, False, top_k), (hidden, inter, True, 1)]  # (N, K, weighted, rows per a-row)
-        # hk: the block hk.ops.fused_moe launches with (the tuned one for the layer's bucket, else
-        # block_for's), its align.
-        knobs = tuned.lookup(moe.FUSED_MOE, (m, experts, top_k, hidden, inter, "bf16"), arch)
-        block = moe.block_of(knobs, m * top_k, experts)
-        ids, blocks, padded = moe.align(topk_ids, block, experts)
-        mine = 0.0
-        for n, k, weighted, per_row in gemms:
-            rows_a = m * top_k // per_row
-            a = torch.empty(rows_a, k, dtype=torch.bfloat16, device="meta")
-            w = torch.empty(experts, 1, n, k, dtype=torch.bfloat16, device="meta")
-            weights = torch.empty(m * top_k, 1, dtype=torch.float32, device="meta")
-            out = torch.empty(m * top_k, n, dtype=torch.bfloat16, device="meta")
-            kernel = moe.moe_gemm_kernel(hk.bf16, per_row, weighted, block)
-            mine += perf.predict(kernel, a, w, ids.view(-1, 1), blocks.view(-1, 1), padded.view(1, 1), weights, out,
-                                 arch=arch).seconds
-        # vLLM: its tile, its assignment.
-        import triton.language as tl
-
-        cfg = self.vllm_config(m, experts)
-        bm = cfg["BLOCK_SIZE_M"]
-        numel = m * top_k
-        naive = numel * 4 <= experts
-        if naive:
-            sorted_ids, expert_ids = None, topk_ids.view(-1).numpy()
-            post_pad = torch.tensor([numel * bm], dtype=torch.int32).numpy()
-            em = numel * bm
-        else:
-            s, e, p = moe.align(topk_ids, bm, experts)
-            sorted_ids, expert_ids, post_pad = s.numpy(), e.numpy(), p.numpy()
-            em = s.numel() if m >= bm else min(s.numel(), m * top_k * bm)
-        P = ek.Ptr
-        theirs = 0.0
-        for n, k, weighted, per_row in gemms:
-            rows_a = numel // per_row
-            args = dict(a_ptr=P("bfloat16", rows_a * k * 2), b_ptr=P("bfloat16", experts * n * k * 2),
-                        c_ptr=P("bfloat16", numel * n * 2), b_bias_ptr=None, a_scale_ptr=None, b_scale_ptr=None,
-                        topk_weights_ptr=P("float32", numel * 4),
-                        sorted_token_ids_ptr=None if naive else P("int32", array=sorted_ids),
-                        expert_ids_ptr=P("int32", array=expert_ids), num_tokens_post_padded_ptr=P("int32", array=post_pad),
-                        N=n, K=k, EM=em, num_valid_tokens=numel,
-                        stride_am=k, stride_ak=1, stride_be=n * k, stride_bk=1, stride_bn=k, stride_cm=n, stride_cn=1,
-                        stride_asm=0, stride_ask=0, stride_bse=0, stride_bsk=0, stride_bsn=0, stride_bbe=0,
-                        stride_bbn=0)
-            consts = dict(group_n=0, group_k=0, naive_block_assignment=naive, BLOCK_SIZE_M=bm,
-                          BLOCK_SIZE_N=cfg["BLOCK_SIZE_N"], BLOCK_SIZE_K=cfg["BLOCK_SIZE_K"],
-                          GROUP_SIZE_M=cfg["GROUP_SIZE_M"], SPLIT_K=1, MUL_ROUTED_WEIGHT=weighted, top_k=per_row,
-                          compute_type=tl.bfloat16, use_fp8_w8a8=False, use_int8_w8a8=False, use_int8_w8a16=False,
-                          per_channel_quant=False, HAS_BIAS=False, SWAP_AB=False)
-            grid = (-(-em // bm) * -(-n // cfg["BLOCK_SIZE_N"]),)
-            theirs += _engine_seconds(kernels[self.kernel], arch, args, consts, grid, cfg["num_warps"],
-                                      cfg["num_stages"])
-        return mine, theirs
-
-
-class PagedAttention(Op):
-    """vLLM's Triton unified attention (kernel_unified_attention; for a decode batch of at most
-    seq_threshold_3D = 128 / K/V heads sequences its split-K form, 16 segments, and then
-    reduce_segments) as its TritonAttention backend launches it, against hk's paged decode or
-    prefill kernel (hk.ops.paged), bf16, on Qwen3-8B's heads, 16-slot blocks, K and V each a
-    [blocks, 16, K/V heads, head size] cache. Decode: `seqs` sequences of CONTEXT keys, one query
-    each; prefill: one causal sequence of `tokens` tokens, nothing cached."""
-
-    CONTEXT = 1024
-    BS = 16
-    SPARE_BLOCKS = 16
-    SEGMENTS = 16       # vLLM's NUM_PAR_SOFTMAX_SEGMENTS
-    MIN_GRID_2D = 128   # vLLM's MIN_LAUNCH_GRID_SIZE_2D
-
-    def shapes(self, limit=None):
-        cfg = _models()[self.model]
-        return [(cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"])]
-
-    def batch(self, count):
-        """(query lengths, key lengths) of a bucket."""
-        if self.fact == "seqs":
-            return [1] * count, [self.CONTEXT] * count
-        return [count], [count]
-
-    def predict(self, kernels, arch, count, shape):
-        import numpy as np
-        import torch
-
-        from hk import perf
-        from hk.ops import paged
-
-        heads, kvh, d = shape
-        qlens, klens = self.batch(count)
-        seqs, tokens, bs = len(qlens), sum(qlens), self.BS
-        used = -(-max(klens) // bs)
-        # vLLM's block table is as wide as the longest sequence the engine admits: its kernel
-        # reads a whole tile's entries (unmasked) past a short sequence's last block.
-        per_seq = used + self.SPARE_BLOCKS
-        tables = torch.zeros(seqs, per_seq, dtype=torch.int32)
-        tables[:, :used] = torch.arange(seqs * used, dtype=torch.int32).view(seqs, used)
-        lens = torch.tensor(klens, dtype=torch.int32)
-        starts = torch.tensor([0] + list(np.cumsum(qlens)), dtype=torch.int32)
-        blocks = seqs * used
-        scale = d ** -0.5
-        meta = dict(dtype=torch.bfloat16, device="meta")
-        q = torch.empty(tokens, heads * d, **meta).view(-1, d)
-        k = torch.empty(blocks, 1, bs, kvh * d, **meta)
-        o = torch.empty(tokens, heads * d, **meta).view(-1, d)
-        if self.fact == "seqs":
-            kernel = paged.decode_kernel(d, heads // kvh, bs, 1)
-            mine = perf.predict(kernel, q, k, k, tables, lens, o, scale, arch=arch).seconds
-        else:
-            kernel = paged.prefill_kernel(d, heads // kvh, bs, 1)
-            mine = perf.predict(kernel, q, k, k, tables, lens, starts, o, scale, max(qlens), arch=arch).seconds
-        # vLLM's launch (unified_attention, its defaults for bf16 without windows, sinks or scales).
-        group = heads // kvh
-        block_m = 16 if group <= 16 else 1 << (group - 1).bit_length()
-        block_q = block_m // group
-        q_blocks = tokens // block_q + seqs
-        use_3d = max(qlens) == 1 and seqs <= self.MIN_GRID_2D // kvh
-        P = ek.Ptr
-        cache = P("bfloat16", blocks * bs * kvh * d * 2)
-        lens_ptr = P("int32", array=lens.numpy())
-        starts_ptr = P("int32", array=starts.numpy())
-        segm = self.SEGMENTS if use_3d else 1
-        args = dict(output_ptr=P("bfloat16", tokens * heads * d * 2), query_ptr=P("bfloat16", tokens * heads * d * 2),
-                    key_cache_ptr=cache, value_cache_ptr=cache, sink_ptr=None,
-                    block_tables_ptr=P("int32", array=tables.numpy()), seq_lens_ptr=lens_ptr, alibi_slopes_ptr=None,
-                    qq_bias_ptr=None, scale=scale, q_scale=None, k_scale=P("float32", array=np.ones(1, np.float32)),
-                    v_scale=P("float32", array=np.ones(1, np.float32)), out_scale=1.0, softcap=0,
-                    block_table_stride=per_seq, query_stride_0=heads * d, query_stride_1=d,
-                    output_stride_0=heads * d, output_stride_1=d, qq_bias_stride_0=0, per_seq_causal_ptr=None,
-                    mm_prefix_range_ptr=None, rswa_prefix_lens_ptr=lens_ptr,
-                    stride_k_cache_0=bs * kvh * d, stride_k_cache_1=kvh * d, stride_k_cache_2=d,
-                    stride_v_cache_0=bs * kvh * d, stride_v_cache_1=kvh * d, stride_v_cache_2=d,
-                    query_start_len_ptr=starts_ptr, num_seqs=seqs,
-                    segm_output_ptr=P("float32", tokens * heads * segm * d * 4) if use_3d else None,
-                    segm_max_ptr=P("float32", tokens * heads * segm * 4) if use_3d else None,
-                    segm_expsum_ptr=P("float32", tokens * heads * segm * 4) if use_3d else None)
-        tile = 16 if use_3d else 32
-        consts = dict(num_query_heads=heads, num_queries_per_kv=group, BLOCK_SIZE=bs, TILE_SIZE=tile, HEAD_SIZE=d,
-                      HEAD_SIZE_PADDED=d, USE_ALIBI_SLOPES=False, USE_ALIBI_SQRT=False, USE_QQ_BIAS=False,
-                      USE_SOFTCAP=False, USE_SINKS=False, SLIDING_WINDOW=0, USE_CAUSAL=True,
-                      USE_PER_SEQ_CAUSAL=False, USE_MM_PREFIX=False, MAX_MM_RANGES=0, R_SWA_WINDOW=0, USE_R_SWA=False,
-                      stride_k_cache_3=1, stride_v_cache_3=1, BLOCK_Q=block_q, BLOCK_M=block_m,
-                      NUM_SEGMENTS_PER_SEQ=segm, USE_FP8=False, IS_3D=use_3d, KV_QUANT_MODE=0, Q_IS_FP8=False,
-                      CHUNK_LOOKBACK=-1, CHUNK_SIZE=-1, USE_TD=False, USE_TD_QO=False, MM_PREFIX_CLAMP_SW=False)
-        grid = (q_blocks, kvh, segm) if use_3d else (q_blocks, kvh)
-        theirs = _engine_seconds(kernels["kernel_unified_attention"], arch, args, consts, grid, 4)
-        if use_3d:
-            args = dict(output_ptr=args["output_ptr"], segm_output_ptr=args["segm_output_ptr"],
-                        segm_max_ptr=args["segm_max_ptr"], segm_expsum_ptr=args["segm_expsum_ptr"],
-                        seq_lens_ptr=lens_ptr, num_seqs=seqs, out_scale_inv=1.0, output_stride_0=heads * d,
-                        output_stride_1=d, block_table_stride=per_seq, query_start_len_ptr=starts_ptr)
-            consts = dict(num_query_heads=heads, TILE_SIZE=tile, HEAD_SIZE=d, HEAD_SIZE_PADDED=d, BLOCK_Q=block_q,
-                          NUM_SEGMENTS_PER_SEQ=segm, USE_FP8=False)
-            theirs += _engine_seconds(kernels["reduce_segments"], arch, args, consts, (tokens, heads), 4)
-        return mine, theirs
-
-
-def _engine_seconds(fn, arch, args, consts, grid, warps, stages=2):
-    from hk import perf
-
-    co, name, lds, values = ek.compile_kernel(fn, arch, args, consts, warps, stages)
-    from hk.emu import runner
-
-    explicit = len(runner.load(co)[0].kernel(name).explicit_args)
-    values = values + [None] * (explicit - len(values))  # Triton's scratch pointers
-    return perf.predict_code_object(co, name, grid, (warps * ek.WAVE[arch],), values, arch=arch,
-                                    shared_mem=lds).seconds
 
 
 _UNIFIED = "vllm.v1.attention.ops.triton_unified_attention"
@@ -379,20 +65,33 @@ _UNIFIED = "vllm.v1.attention.ops.triton_unified_attention"
 # (the defaults of constants the bf16 launch does not use).
 _PLATFORM = {"float8_info": "torch.finfo(torch.float8_e4m3fn)"}
 
-PREDICTED = {
-    "awq_gemm": AwqGemm("awq_gemm", "vllm", "vllm.model_executor.layers.quantization.awq_triton", "awq_gemm_kernel",
-                        "qwen3-8b", (1, 8, 32, 128), ("float16", "bfloat16"), upper=255),
-    "moe": FusedMoe("moe", "vllm", "vllm.model_executor.layers.fused_moe.fused_moe", "fused_moe_kernel",
-                    "olmoe-1b-7b", (1, 8, 32, 128, 512, 2048), ("bfloat16", "float16")),
-    "int8_scaled_mm": Int8ScaledMM("int8_scaled_mm", "vllm",
-                                   "vllm.model_executor.layers.quantization.compressed_tensors.triton_scaled_mm",
-                                   "scaled_mm_kernel", "qwen3-8b", (1, 32, 128, 2048), ("bfloat16", "float16")),
-    "attention_decode": PagedAttention("attention_decode", "vllm", _UNIFIED, "kernel_unified_attention", "qwen3-8b",
-                                       (1, 4, 16, 64, 256), ("bfloat16",), given=_PLATFORM, fact="seqs",
-                                       kernels=("reduce_segments",)),
-    "attention_prefill": PagedAttention("attention_prefill", "vllm", _UNIFIED, "kernel_unified_attention", "qwen3-8b",
-                                        (128, 512, 2048), ("bfloat16",), given=_PLATFORM, fact="tokens"),
-}
+_SGL_MOE = "sglang.kernels.ops.moe.fused_moe_triton_kernels"
+_SGL_ATTENTION = "sglang.kernels.ops.attention."
+
+# Keyed by Op.key: the op's name for a shared rule, "<engine>.<op>" for an engine's own.
+PREDICTED = {op.key: op for op in [
+    AwqGemm("awq_gemm", "vllm", "vllm.model_executor.layers.quantization.awq_triton", "awq_gemm_kernel",
+            "qwen3-8b", (1, 8, 32, 128), ("float16", "bfloat16"), upper=255),
+    FusedMoe("moe", "vllm", "vllm.model_executor.layers.fused_moe.fused_moe", "fused_moe_kernel",
+             "olmoe-1b-7b", (1, 8, 32, 128, 512, 2048), ("bfloat16", "float16"), per_engine=True),
+    Int8ScaledMM("int8_scaled_mm", "vllm",
+                 "vllm.model_executor.layers.quantization.compressed_tensors.triton_scaled_mm", "scaled_mm_kernel",
+                 "qwen3-8b", (1, 32, 128, 2048), ("bfloat16", "float16")),
+    PagedAttention("attention_decode", "vllm", _UNIFIED, "kernel_unified_attention", "qwen3-8b",
+                   (1, 4, 16, 64, 256), ("bfloat16",), given=_PLATFORM, fact="seqs", kernels=("reduce_segments",),
+                   per_engine=True),
+    PagedAttention("attention_prefill", "vllm", _UNIFIED, "kernel_unified_attention", "qwen3-8b",
+                   (128, 512, 2048), ("bfloat16",), given=_PLATFORM, fact="tokens", per_engine=True),
+    SglangFusedMoe("moe", "sglang", _SGL_MOE, "fused_moe_kernel", "olmoe-1b-7b", (1, 8, 32, 128, 512, 2048),
+                   ("bfloat16", "float16"), per_engine=True),
+    SglangDecodeAttention("attention_decode", "sglang", _SGL_ATTENTION + "decode_attention",
+                          "_fwd_grouped_kernel_stage1", "qwen3-8b", (1, 4, 16, 64, 256), ("bfloat16",), fact="seqs",
+                          kernels=("_fwd_kernel_stage2",), per_engine=True),
+    SglangExtendAttention("attention_prefill", "sglang", _SGL_ATTENTION + "extend_attention", "_fwd_kernel",
+                          "qwen3-8b", (128, 512, 2048), ("bfloat16",), fact="tokens", per_engine=True),
+]}
+# The engines whose own Triton kernels are predicted, with the package holding them.
+ENGINES = ("vllm", "sglang")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -439,24 +138,28 @@ PUBLISHED = {"gfx1100": _W7900, "gfx950": _MI355X}
 # Where the system's record measured hk against the same engine kernel on the target's GPU, the
 # measurement decides the buckets it covers: the model's stated error was fitted on GEMM
 # throughput, and at these latency- and memory-bound shapes its prediction disagrees with the
-# measurement by more than that error. The prediction stays in the rule beside it.
+# measurement by more than that error. The prediction stays in the rule beside it. Keyed by
+# PREDICTED's keys: a measurement against vLLM's kernel decides only vLLM's rules.
 MEASURED = {
     "gfx1100": {
         "awq_gemm": [([1, 255], "hk", "measured (W7900): the W4A16 decode GEMM 1.40-2.61x vLLM 0.31's Triton AWQ "
                       "kernel")],
-        "moe": [([1, 256], "hk", "measured (W7900): the MoE GEMM 1.00-2.77x vLLM 0.31's Triton fused_moe at 1-256 "
-                 "tokens"),
-                ([257, None], "engine", "measured (W7900): the MoE GEMM slower than Triton's above 256 tokens")],
-        "attention_prefill": [([1, None], "hk", "measured (W7900): paged prefill 3.6-7.9x vLLM's Triton "
-                               "unified_attention, cached prefixes and chunks included")],
-        "attention_decode": [([1, 64], "engine", "measured (W7900): paged decode 0.83-0.95x vLLM 0.31's Triton "
-                              "attention per layer at 16-64 requests (up to 8, Triton's kernel on hk's cache)")],
+        "vllm.moe": [([1, 256], "hk", "measured (W7900): the MoE GEMM 1.00-2.77x vLLM 0.31's Triton fused_moe at 1-256 "
+                      "tokens"),
+                     ([257, None], "engine", "measured (W7900): the MoE GEMM slower than Triton's above 256 "
+                      "tokens")],
+        "vllm.attention_prefill": [([1, None], "hk", "measured (W7900): paged prefill 3.6-7.9x vLLM's Triton "
+                                    "unified_attention, cached prefixes and chunks included")],
+        "vllm.attention_decode": [([1, 64], "engine", "measured (W7900): paged decode 0.83-0.95x vLLM 0.31's "
+                                   "Triton attention per layer at 16-64 requests (up to 8, Triton's kernel on hk's "
+                                   "cache)")],
     },
 }
 
 
 def measured(arch, op, lo, hi):
-    """(route, basis) of a published measurement covering tokens lo..hi (hi None: open), or None."""
+    """(route, basis) of a published measurement of `op` (a PREDICTED key) covering tokens lo..hi
+    (hi None: open), or None."""
     for (mlo, mhi), route, basis in MEASURED.get(arch, {}).get(op, []):
         if mlo <= lo and (mhi is None or (hi is not None and hi <= mhi)):
             return route, basis
@@ -519,7 +222,7 @@ def predicted_rules(op, tokens, outcomes, margin, previous, arch=None):
     rules = []
     for (lo, hi), t, outcome in zip(ranges(tokens, op.upper), tokens, outcomes):
         when = {"dtype": list(op.dtypes), op.fact: [lo, hi]}
-        known = measured(arch, op.name, lo, hi)
+        known = measured(arch, op.key, lo, hi)
         if known and isinstance(outcome, str):
             rules.append({"when": when, "route": known[0], "basis": "%s; not predicted (%s)" % (known[1], outcome)})
             continue
@@ -530,14 +233,15 @@ def predicted_rules(op, tokens, outcomes, margin, previous, arch=None):
                           "hk_us": round(mine * 1e6, 2), "engine_us": round(theirs * 1e6, 2)})
             continue
         if isinstance(outcome, str):
-            route = previous.route(op.name, **{"dtype": op.dtypes[0], op.fact: t}) if previous else routing.ENGINE
+            route = previous.route(op.name, op.engine if op.per_engine else None,
+                                   **{"dtype": op.dtypes[0], op.fact: t}) if previous else routing.ENGINE
             rules.append({"when": when, "route": route, "basis": "not predicted (%s); the previous table's route"
                           % outcome})
             continue
         mine, theirs = outcome
         route, ratio = decide(mine, theirs, margin)
         basis = "predicted at %s %d" % (op.fact, t)
-        against = measured_engine_within(arch, op.name, lo, hi) if route == routing.HK else None
+        against = measured_engine_within(arch, op.key, lo, hi) if route == routing.HK else None
         if against:  # a measurement finds the engine faster in part of the bucket: it stays there
             route, basis = routing.ENGINE, "%s, but %s, within this bucket" % (basis, against)
         rules.append({"when": when, "route": route, "basis": basis, "ratio": round(ratio, 3),
@@ -598,36 +302,62 @@ def run_jobs(jobs, workers, progress=None):
 
 
 def load_kernels(ops, roots, directory):
-    """{op name: {kernel name: its JITFunction}} lifted from each op's engine package."""
+    """{op key: {kernel name: its JITFunction}} lifted from each op's engine package."""
     out = {}
     for op in ops:
         names = [op.kernel] + list(op.kernels)
+        if op.engine not in roots:
+            raise ek.EngineKernelError("no %s environment to read %s's kernels from" % (op.engine, op.key),
+                                       hint="pass --%s_python or --%s_root" % (op.engine, op.engine))
         source = ek.lift(roots[op.engine], op.engine, op.module, names, op.given)
         module = ek.load(source, directory, "%s_%s" % (op.engine, op.name))
-        out[op.name] = {name: getattr(module, name) for name in names}
+        out[op.key] = {name: getattr(module, name) for name in names}
     return out
 
 
+def previous_rules(previous, key):
+    """(rules, provenance line) of PREDICTED[key] in a previous Table, or None. An engine's own
+    rules may come from a table older than the per-engine rules, whose shared rules of the op
+    were predicted against that engine's kernel (its provenance line names the engine)."""
+    op = PREDICTED[key]
+    prov = previous.provenance if isinstance(previous.provenance, dict) else {}
+    lines = prov.get("predicted", {})
+    if not op.per_engine:
+        return (previous.ops[op.name], lines.get(key)) if op.name in previous.ops else None
+    own = previous.engines.get(op.engine, {})
+    if op.name in own:
+        return own[op.name], lines.get(key)
+    line = lines.get(op.name) or ""
+    if op.name in previous.ops and line.startswith(op.engine + " "):
+        return previous.ops[op.name], line
+    return None
+
+
 def kept_rules(previous, ops, model, versions, margin):
-    """{op name: (rules, provenance line)} of the predicted ops not among `ops` in the previous
-    Table, which must be of this model, these packages and this margin (so that its rules of the
-    other ops stand beside the new ones as if predicted with them)."""
-    names = [n for n in PREDICTED if n not in {op.name for op in ops} and n in previous.ops]
-    if not names:
+    """{PREDICTED key: (rules, provenance line)} of the predicted ops not among `ops` in the
+    previous Table, which must be of this model and margin, and of these versions of Triton and
+    of the engines whose rules it keeps (so that its rules of the other ops stand beside the new
+    ones as if predicted with them)."""
+    new = {op.key for op in ops}
+    kept = {k: previous_rules(previous, k) for k in PREDICTED if k not in new}
+    kept = {k: v for k, v in kept.items() if v}
+    if not kept:
         return {}
     prov = previous.provenance if isinstance(previous.provenance, dict) else {}
-    was = (prov.get("model"), prov.get("packages"), prov.get("margin"))
-    if was != (model, versions, margin):
+    packages = ["triton"] + sorted({PREDICTED[k].engine for k in kept})
+    was = (prov.get("model"), {p: (prov.get("packages") or {}).get(p) for p in packages}, prov.get("margin"))
+    now = (model, {p: versions.get(p) for p in packages}, margin)
+    if was != now:
         raise ek.EngineKernelError(
             "%s was predicted by model %s with %s at margin %s, not model %s with %s at margin %s: its rules of "
             "the other ops cannot stand beside new ones; predict every op again (no --ops)"
-            % ((previous.source,) + was + (model, versions, margin)))
-    return {n: (previous.ops[n], prov.get("predicted", {}).get(n)) for n in names}
+            % ((previous.source,) + was + now))
+    return kept
 
 
-def _in_order(d):
-    """`d` (keyed by op) in the order of PREDICTED, then NO_CODE_OBJECT."""
-    order = list(PREDICTED) + list(NO_CODE_OBJECT)
+def _in_order(d, order=None):
+    """`d` (keyed by op) in the order of `order` (default: PREDICTED's ops, then NO_CODE_OBJECT)."""
+    order = order or list(dict.fromkeys(op.name for op in PREDICTED.values())) + list(NO_CODE_OBJECT)
     return dict(sorted(d.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else len(order)))
 
 
@@ -652,7 +382,7 @@ def build_tables(archs, ops, roots, margin="stated", tokens=None, shapes=None, j
             if op.upper:
                 buckets = tuple(t for t in buckets if t <= op.upper)
             plan.append((arch, op, buckets))
-            work += [(op, kernels[op.name], arch, t, op.shapes(shapes)) for t in buckets]
+            work += [(op, kernels[op.key], arch, t, op.shapes(shapes)) for t in buckets]
     versions = {engine: ek.installed_version(root, engine) for engine, root in sorted(roots.items())}
     versions["triton"] = triton.__version__
     model = fingerprint.model_version()
@@ -665,13 +395,18 @@ def build_tables(archs, ops, roots, margin="stated", tokens=None, shapes=None, j
     tables = {}
     for arch in archs:
         chosen = margin_for(arch, margin)
-        table_ops = {name: rules for name, (rules, _) in kept[arch].items()}
+        table_ops, engines = {}, {}
+
+        def place(op, rules):  # an engine's own rules, or the shared ones
+            (engines.setdefault(op.engine, {}) if op.per_engine else table_ops)[op.name] = rules
+
+        for key, (rules, _) in kept[arch].items():
+            place(PREDICTED[key], rules)
         for a, op, buckets in plan:
             if a == arch:
-                table_ops[op.name] = predicted_rules(op, buckets, [next(outcomes) for _ in buckets], chosen,
-                                                     (previous or {}).get(arch), arch)
-                if op.upper:
-                    table_ops[op.name] += published_rules(arch, op.name)
+                rules = predicted_rules(op, buckets, [next(outcomes) for _ in buckets], chosen,
+                                        (previous or {}).get(arch), arch)
+                place(op, rules + (published_rules(arch, op.name) if op.upper else []))
         for name in NO_CODE_OBJECT:
             if name not in table_ops:
                 table_ops[name] = published_rules(arch, name)
@@ -684,18 +419,21 @@ def build_tables(archs, ops, roots, margin="stated", tokens=None, shapes=None, j
                 "margin": chosen,
                 "date": today,
                 "packages": versions,
-                "predicted": _in_order({**{name: line for name, (_, line) in kept[arch].items() if line},
-                                        **{op.name: "%s %s's %s on %s's shapes" % (
-                                            op.engine, versions[op.engine], op.kernel, op.model) for op in ops}}),
+                "predicted": _in_order({**{key: line for key, (_, line) in kept[arch].items() if line},
+                                        **{op.key: "%s %s's %s on %s's shapes" % (
+                                            op.engine, versions[op.engine], op.kernel, op.model) for op in ops}},
+                                       list(PREDICTED)),
                 "rule": "a predicted rule routes to hk when the engine's predicted time is at least (1 + margin) "
                         "times hk's (ratio = engine / hk), unless a published measurement of the same kernels "
                         "on the target's GPU covers it (its basis starts with 'measured'); every other rule "
                         "names its basis",
-                "not predicted": "SGLang 0.5.23's own Triton kernels (its fused_moe_kernel, decode and extend "
-                                 "attention): the rules compare hk with vLLM's, for both engines",
+                "not predicted": "SGLang's Lean decode kernel (its choice under graph capture from 16 requests, "
+                                 "or eagerly from 4K-token contexts): SGLang's attention_decode rules compare hk "
+                                 "with its split-K decode",
                 "command": "bazel run //integration/engine:hk-routes -- --jobs=2 --out=<tables directory>",
             },
             "ops": _in_order(table_ops),
+            "engines": {e: _in_order(engines[e]) for e in ENGINES if e in engines},
         }
         routing.Table(tables[arch], "<generated %s>" % arch)  # the form routing.py reads
     return tables
@@ -737,8 +475,10 @@ def main(argv):
         print("hk-routes: --margin is a number or \"stated\", not %r" % FLAGS.margin, file=sys.stderr)
         return 2
     ops = [PREDICTED[n] for n in names]
+    # Every engine's package (the provenance names the versions of all the rules it keeps).
     try:
-        root = ek.package_root(FLAGS.vllm_python or _runfile("vllm_env/python"), FLAGS.vllm_root)
+        roots = {e: ek.package_root(getattr(FLAGS, e + "_python") or _runfile("%s_env/python" % e),
+                                    getattr(FLAGS, e + "_root")) for e in ENGINES}
     except ek.EngineKernelError as e:
         print("hk-routes: %s" % e, file=sys.stderr)
         return 2
@@ -755,7 +495,7 @@ def main(argv):
             bar.update(1)
 
     try:
-        tables = build_tables(FLAGS.archs, ops, {"vllm": root}, FLAGS.margin, FLAGS.tokens, FLAGS.shapes, FLAGS.jobs,
+        tables = build_tables(FLAGS.archs, ops, roots, FLAGS.margin, FLAGS.tokens, FLAGS.shapes, FLAGS.jobs,
                               previous, progress=progress, keep=bool(FLAGS.ops))
     except ek.EngineKernelError as e:
         print("hk-routes: %s" % e, file=sys.stderr)
@@ -764,17 +504,17 @@ def main(argv):
     write(tables, FLAGS.out)
     failed = 0
     for arch, data in tables.items():
-        for name, rules in data["ops"].items():
-            if name not in names:  # kept from the shipped table, or not predicted
-                continue
-            for r in rules:
+        table = routing.Table(data)
+        for name in names:  # the others were kept from the shipped table, or not predicted
+            op = PREDICTED[name]
+            for r in table.rules(op.name, op.engine if op.per_engine else None):
                 if "ratio" in r:
-                    fact = PREDICTED[name].fact
-                    print("%-8s %-18s %s %-14s %-6s engine/hk %.2f (hk %.1f us, engine %.1f us)"
-                          % (arch, name, fact, r["when"][fact], r["route"], r["ratio"], r["hk_us"], r["engine_us"]))
+                    print("%-8s %-24s %s %-14s %-6s engine/hk %.2f (hk %.1f us, engine %.1f us)"
+                          % (arch, name, op.fact, r["when"][op.fact], r["route"], r["ratio"], r["hk_us"],
+                             r["engine_us"]))
                 elif r["basis"].startswith("not predicted ("):
                     failed += 1
-                    print("%-8s %-18s %-6s %s" % (arch, name, r["route"], r["basis"]))
+                    print("%-8s %-24s %-6s %s" % (arch, name, r["route"], r["basis"]))
     print("hk-routes: wrote %s" % ", ".join(os.path.join(FLAGS.out, "%s.json" % a) for a in tables))
     return 1 if failed else 0
 

@@ -13,6 +13,14 @@ contains it (either end null: open). The first rule that matches gives the route
 (the engine's own kernel), or the name of another implementation a patch offers. An op with no
 table, or no matching rule, takes "engine": a table only ever sends to hk what it names.
 
+An op whose engine kernel differs between the engines (each engine's own Triton kernel, predicted
+against hk's apart) has its rules per engine instead, under "engines":
+
+    {"engines": {"vllm": {"moe": [rules]}, "sglang": {"moe": [rules]}}, "ops": {...}}
+
+A call from an engine takes its engine's rules for the op when the table has them, else the
+op's shared rules under "ops" (the ops both engines serve alike).
+
 A rule may say why it routes as it does: "basis" (text: "predicted at 32 tokens", a published
 measurement, "no code object to predict"...) and, for a rule from hk.perf's predictions
 (routes_from_model), "ratio" (the engine's predicted time over hk's), "hk_us" and "engine_us".
@@ -56,14 +64,19 @@ class Table:
     def __init__(self, data, source="<table>"):
         if not isinstance(data, dict) or not isinstance(data.get("ops", {}), dict):
             raise TableError("%s: a table is {\"target\": ..., \"ops\": {op: [rules]}}" % source)
-        for op, rules in data.get("ops", {}).items():
-            if not isinstance(rules, list):
-                raise TableError("%s: the rules of %s are not a list" % (source, op))
-            for i, rule in enumerate(rules):
-                _check_rule("%s: %s rule %d" % (source, op, i), rule)
+        engines = data.get("engines", {})
+        if not isinstance(engines, dict) or not all(isinstance(ops, dict) for ops in engines.values()):
+            raise TableError("%s: a table's engines are {\"engine\": {op: [rules]}}" % source)
+        for where, ops in [("", data.get("ops", {}))] + [("%s's " % e, ops) for e, ops in engines.items()]:
+            for op, rules in ops.items():
+                if not isinstance(rules, list):
+                    raise TableError("%s: the rules of %s%s are not a list" % (source, where, op))
+                for i, rule in enumerate(rules):
+                    _check_rule("%s: %s%s rule %d" % (source, where, op, i), rule)
         self.target = data.get("target")
         self.provenance = data.get("provenance", "")
         self.ops = data.get("ops", {})
+        self.engines = engines
         self.source = source
 
     @classmethod
@@ -75,9 +88,15 @@ class Table:
             raise TableError("cannot read the routing table %s: %s" % (path, e)) from None
         return cls(data, path)
 
-    def route(self, op, **facts):
-        """The route of a call to `op` with these facts (dtype="bfloat16", m=7, ...)."""
-        for rule in self.ops.get(op, ()):
+    def rules(self, op, engine=None):
+        """The rules a call to `op` from `engine` ("vllm", "sglang"; None: no engine's own) takes:
+        the engine's own for the op, else the shared ones."""
+        own = self.engines.get(engine, {}) if engine else {}
+        return own[op] if op in own else self.ops.get(op, [])
+
+    def route(self, op, engine=None, **facts):
+        """The route of a call to `op` from `engine` with these facts (dtype="bfloat16", m=7, ...)."""
+        for rule in self.rules(op, engine):
             if all(_matches(facts.get(fact), cond) for fact, cond in rule.get("when", {}).items()):
                 return rule["route"]
         return ENGINE

@@ -52,6 +52,31 @@ def test_the_first_matching_rule_routes():
     assert t.route("attention", seqs=3) == "engine"  # no rules: the engine's
 
 
+def test_an_engine_takes_its_own_rules_else_the_shared_ones():
+    # MoE's rules differ per engine (each engine's own kernel predicted apart); linear's are shared.
+    t = routing.Table({"ops": {"moe": [{"when": {}, "route": "triton"}], "linear": [{"when": {}, "route": "hk"}]},
+                       "engines": {"vllm": {"moe": [{"when": {"m": [1, 8]}, "route": "hk"}]},
+                                   "sglang": {"moe": [{"when": {"m": [9, None]}, "route": "hk"}]}}})
+    assert t.route("moe", "vllm", m=8) == "hk" and t.route("moe", "vllm", m=9) == "engine"
+    assert t.route("moe", "sglang", m=8) == "engine" and t.route("moe", "sglang", m=9) == "hk"
+    assert t.route("moe", "other", m=8) == "triton" and t.route("moe", m=8) == "triton"  # no own rules: shared
+    assert t.route("linear", "sglang", m=8) == "hk" and t.rules("linear", "vllm") == t.ops["linear"]
+    for bad, why in (({"engines": {"vllm": []}}, "engines are"),
+                     ({"engines": {"vllm": {"moe": {}}}}, "the rules of vllm's moe are not a list"),
+                     ({"engines": {"sglang": {"moe": [{"route": 1}]}}}, "sglang's moe rule 0")):
+        with pytest.raises(routing.TableError, match=why):
+            routing.Table(bad)
+
+
+def test_dispatch_routes_by_the_engine_its_counter_names():
+    table = routing.Table({"engines": {"vllm": {"moe": [{"when": {}, "route": "hk"}]},
+                                       "sglang": {"moe": [{"when": {}, "route": "engine"}]}}})
+    served = [plugin.dispatch("%s.moe" % e, "moe", {"m": 4}, lambda: "hk", lambda: "engine", table=table)
+              for e in ("vllm", "sglang")]
+    assert served == ["hk", "engine"]
+    assert counters.snapshot()["vllm.moe"] == {"hk": 1} and counters.snapshot()["sglang.moe"] == {"engine": 1}
+
+
 def test_a_rule_may_carry_its_basis_and_predicted_figures():
     t = routing.Table({"ops": {"moe": [{"when": {"m": [1, 8]}, "route": "hk", "basis": "predicted at 8 tokens",
                                         "ratio": 1.5, "hk_us": 10.0, "engine_us": 15.0}]}})

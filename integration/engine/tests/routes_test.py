@@ -1,6 +1,7 @@
-"""hk-routes (routes_from_model): the engine's own Triton kernel read from vLLM's pinned
-environment, compiled for a target and predicted beside hk's kernel; the table it writes routes
-as the predictions say; the shipped tables are the model's, each rule with its basis."""
+"""hk-routes (routes_from_model): the engine's own Triton kernel read from vLLM's or SGLang's
+pinned environment, compiled for a target and predicted beside hk's kernel; the table it writes
+routes as the predictions say, each engine by its own kernels' where they differ; the shipped
+tables are the model's, each rule with its basis."""
 
 import json
 import os
@@ -9,6 +10,7 @@ import pytest
 
 from hk.errors import HKError
 from hk_engine import engine_kernels as ek
+from hk_engine import predicted_ops as po
 from hk_engine import routes_from_model as rfm
 from hk_engine import routing
 
@@ -16,6 +18,11 @@ from hk_engine import routing
 @pytest.fixture(scope="module")
 def vllm_root():
     return ek.package_root(rfm._runfile("vllm_env/python"))
+
+
+@pytest.fixture(scope="module")
+def sglang_root():
+    return ek.package_root(rfm._runfile("sglang_env/python"))
 
 
 @pytest.fixture(autouse=True)
@@ -87,7 +94,7 @@ def test_the_rule_routes_hk_only_beyond_the_margin():
 
 
 @pytest.mark.parametrize("arch", rfm.ARCHS)
-def test_shipped_tables_are_the_models_with_a_basis_for_every_rule(arch, vllm_root):
+def test_shipped_tables_are_the_models_with_a_basis_for_every_rule(arch, vllm_root, sglang_root):
     from hk.autotune import fingerprint
 
     path = os.path.join(os.path.dirname(routing.__file__), "tables", "%s.json" % arch)
@@ -99,13 +106,22 @@ def test_shipped_tables_are_the_models_with_a_basis_for_every_rule(arch, vllm_ro
         "the table predates hk.perf's current version: regenerate it (%s)" % prov.get("command")
     assert prov["error"] == rfm.margin_for(arch, "stated")
     assert prov["packages"]["vllm"] == ek.installed_version(vllm_root, "vllm")
-    for op, rules in table.ops.items():
+    assert prov["packages"]["sglang"] == ek.installed_version(sglang_root, "sglang")
+    assert "not predicted" not in prov or "fused_moe" not in prov["not predicted"]
+    # Each predicted op's rules where its engine reads them: an engine's own, or the shared ones.
+    placed = {key: table.engines[op.engine][op.name] if op.per_engine else table.ops[op.name]
+              for key, op in rfm.PREDICTED.items()}
+    assert set(prov["predicted"]) == set(rfm.PREDICTED)
+    for op in set(table.ops) - {o.name for o in rfm.PREDICTED.values() if not o.per_engine}:
+        assert op in rfm.NO_CODE_OBJECT, "%s: a shared rule of an op each engine predicts apart" % op
+    for op, rules in list(placed.items()) + [(n, table.ops[n]) for n in rfm.NO_CODE_OBJECT]:
         assert rules, op
         for rule in rules:
             assert rule.get("basis"), (op, rule)
             if "ratio" in rule:
                 assert rule["ratio"] == pytest.approx(rule["engine_us"] / rule["hk_us"], rel=0.01, abs=6e-4)  # 3 places
             lo, hi = rule["when"].get("m") or rule["when"].get("seqs") or rule["when"].get("tokens") or (None, None)
+            lo = lo if op in rfm.PREDICTED else None  # (a measurement is of a predicted op)
             known = rfm.measured(arch, op, lo, hi) if lo is not None else None
             if known:  # a measurement on the target decides over the prediction
                 assert rule["route"] == known[0] and rule["basis"].startswith(known[1]), (op, rule)
@@ -114,7 +130,7 @@ def test_shipped_tables_are_the_models_with_a_basis_for_every_rule(arch, vllm_ro
                 if want == "hk" and rfm.measured_engine_within(arch, op, lo, hi):
                     want = "engine"
                 assert rule["route"] == want, (op, rule)
-    assert set(rfm.PREDICTED) | set(rfm.NO_CODE_OBJECT) <= set(table.ops)
+    assert set(rfm.NO_CODE_OBJECT) <= set(table.ops)
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -136,7 +152,7 @@ def test_a_wrong_command_exits_2_saying_why(argv, message, capsys):
 
 def test_a_measurement_decides_the_buckets_it_covers():
     class Op:
-        name, fact, dtypes, upper = "moe", "m", ("bfloat16",), None
+        name, key, engine, per_engine, fact, dtypes, upper = "moe", "vllm.moe", "vllm", True, "m", ("bfloat16",), None
 
     # hk predicted 3x slower up to 256 tokens, 3x faster above: gfx1100's record says the opposite.
     rules = rfm.predicted_rules(Op, [256, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None, "gfx1100")
@@ -145,7 +161,12 @@ def test_a_measurement_decides_the_buckets_it_covers():
                for r in rules)
     assert rules[0]["ratio"] == 0.33
     # A bucket no measurement covers, or another target: the prediction decides.
-    assert rfm.measured("gfx1100", "moe", 200, 300) is None
+    assert rfm.measured("gfx1100", "vllm.moe", 200, 300) is None
+    # A measurement against vLLM's kernel decides nothing of SGLang's rules.
+    Op.key, Op.engine = "sglang.moe", "sglang"
+    assert [r["route"] for r in rfm.predicted_rules(Op, [256, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None,
+                                                    "gfx1100")] == ["engine", "hk"]
+    Op.key, Op.engine = "vllm.moe", "vllm"
     assert [r["route"] for r in rfm.predicted_rules(Op, [256, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None,
                                                     "gfx942")] == ["engine", "hk"]
     # A bucket a measurement covers only in part (129-512 against the engine above 256): predicted
@@ -168,8 +189,8 @@ def test_moe_predicts_the_block_hk_launches(monkeypatch, tuned_knobs, block):
     monkeypatch.setattr(tuned, "lookup", lambda t, shape, arch: asked.append((t.name, shape, arch)) or tuned_knobs)
     monkeypatch.setattr(moe, "moe_gemm_kernel", lambda dtype, per_row, weighted, b: blocks.append(b))
     monkeypatch.setattr(perf, "predict", lambda *a, **kw: type("P", (), {"seconds": 1e-6})())
-    monkeypatch.setattr(rfm, "_engine_seconds", lambda *a, **kw: 1e-6)
-    op = rfm.PREDICTED["moe"]
+    monkeypatch.setattr(po, "_engine_seconds", lambda *a, **kw: 1e-6)
+    op = rfm.PREDICTED["vllm.moe"]
     experts, top_k, hidden, inter = shape = op.shapes(1)[0]
     mine, _ = op.predict({op.kernel: None}, "gfx1100", 4, shape)
     assert asked == [("fused_moe", (4, experts, top_k, hidden, inter, "bf16"), "gfx1100")]
@@ -214,19 +235,104 @@ def test_predicting_some_ops_keeps_the_others_rules_of_the_same_model(vllm_root,
             "engine_us": 2.0}]
     versions = {"vllm": ek.installed_version(vllm_root, "vllm"), "triton": __import__("triton").__version__}
     prov = {"model": fingerprint.model_version(), "packages": versions, "margin": rfm.margin_for("gfx942", "stated"),
-            "predicted": {"moe": "vllm's fused_moe_kernel"}}
-    previous = routing.Table({"target": "gfx942", "provenance": prov, "ops": {"moe": moe}}, "gfx942.json")
+            "predicted": {"vllm.moe": "vllm 0.33's fused_moe_kernel", "sglang.moe": "sglang 0.5's fused_moe_kernel"}}
+    sglang_moe = [dict(moe[0], route="engine", ratio=0.5, engine_us=0.5)]
+    previous = routing.Table({"target": "gfx942", "provenance": prov, "ops": {},
+                              "engines": {"vllm": {"moe": moe}, "sglang": {"moe": sglang_moe}}}, "gfx942.json")
     tables = rfm.build_tables(["gfx942"], [op], {"vllm": vllm_root}, tokens=[1], shapes=1,
                               previous={"gfx942": previous}, directory=str(tmp_path), keep=True)
     table = tables["gfx942"]
-    assert table["ops"]["moe"] == moe and "awq_gemm" in table["ops"]
-    assert table["provenance"]["predicted"]["moe"] == "vllm's fused_moe_kernel"
-    assert list(table["ops"])[:2] == ["awq_gemm", "moe"]  # PREDICTED's order
+    assert table["engines"] == {"vllm": {"moe": moe}, "sglang": {"moe": sglang_moe}} and "awq_gemm" in table["ops"]
+    assert "moe" not in table["ops"]  # each engine's own, none shared
+    assert table["provenance"]["predicted"]["vllm.moe"] == "vllm 0.33's fused_moe_kernel"
+    assert list(table["provenance"]["predicted"])[:3] == ["awq_gemm", "vllm.moe", "sglang.moe"]  # PREDICTED's order
+    assert routing.Table(table).route("moe", "sglang", m=4) == "engine"
+    assert routing.Table(table).route("moe", "vllm", m=4) == "hk"
+    # A table from before the per-engine rules: its shared MoE rules, predicted against vLLM's
+    # kernel (so its provenance says), are vLLM's own, and SGLang has none to keep.
+    old = routing.Table({"target": "gfx942", "provenance": dict(prov, predicted={"moe": "vllm 0.33's fused_moe"}),
+                         "ops": {"moe": moe}}, "gfx942.json")
+    assert rfm.previous_rules(old, "vllm.moe") == (moe, "vllm 0.33's fused_moe")
+    assert rfm.previous_rules(old, "sglang.moe") is None
+    # Its packages name no SGLang: only the versions of the engines whose rules stay must match.
+    assert set(rfm.kept_rules(old, [op], prov["model"], dict(versions, sglang="0.5"), prov["margin"])) == {"vllm.moe"}
+    with pytest.raises(ek.EngineKernelError, match="predict every op again"):
+        rfm.kept_rules(previous, [op], prov["model"], dict(versions, sglang="0.5"), prov["margin"])
     # Rules of another model (or packages, or margin) cannot stand beside new ones.
     for field, value in (("model", "0.0.9+old"), ("margin", 0.5)):
-        stale = routing.Table({"target": "gfx942", "provenance": dict(prov, **{field: value}), "ops": {"moe": moe}},
-                              "gfx942.json")
+        stale = routing.Table({"target": "gfx942", "provenance": dict(prov, **{field: value}),
+                               "engines": {"vllm": {"moe": moe}}}, "gfx942.json")
         with pytest.raises(ek.EngineKernelError, match="gfx942.json was predicted by model .* predict every op "
                                                        "again"):
             rfm.build_tables(["gfx942"], [op], {"vllm": vllm_root}, tokens=[1], shapes=1,
                              previous={"gfx942": stale}, directory=str(tmp_path), keep=True)
+
+
+SGLANG = [key for key in rfm.PREDICTED if key.startswith("sglang.")]
+
+
+@pytest.mark.parametrize("arch", rfm.ARCHS)
+def test_sglangs_kernels_are_lifted_and_compiled_for_every_target(arch, sglang_root, tmp_path, monkeypatch):
+    # Each SGLang kernel lifted from the pinned package and compiled by Triton for the target at
+    # the launch SGLang's ROCm build makes (the prediction of the code object left out: timed apart).
+    from hk import perf
+
+    launches = []
+    monkeypatch.setattr(perf, "predict_code_object", lambda co, name, grid, block, values, arch, shared_mem:
+                        launches.append((name, grid, block, len(co))) or type("P", (), {"seconds": 1e-6})())
+    ops = [rfm.PREDICTED[k] for k in SGLANG]
+    assert {op.name for op in ops} == {"moe", "attention_decode", "attention_prefill"}
+    ek.triton_cache(str(tmp_path))
+    kernels = rfm.load_kernels(ops, {"sglang": sglang_root}, str(tmp_path))
+    assert "from sglang" not in open(str(tmp_path / "sglang_moe.py")).read()
+    wave = ek.WAVE[arch]
+    for op, count in zip(ops, (128, 4, 128)):
+        # hk's side is the same launch as in the comparison with vLLM's kernel: not run here.
+        monkeypatch.setattr(type(op), "hk_seconds", lambda *a: 1e-6)
+        launches.clear()
+        op.predict(kernels[op.key], arch, count, op.shapes(1)[0])
+        assert all(size > 0 for *_, size in launches), launches
+        if op.name == "moe":  # 128 tokens over 64 experts: get_default_config's 64x64 tile, 4 warps, both GEMMs
+            experts, top_k, hidden, inter = op.shapes(1)[0]
+            em = po.SglangFusedMoe.padded(128 * top_k, experts, 64)
+            tiles = -(-em // 64)
+            assert [g for _, g, _, _ in launches] == [(tiles * (2 * inter // 64),), (tiles * (hidden // 64),)]
+            assert {b for _, _, b, _ in launches} == {(4 * wave,)}
+        elif op.name == "attention_decode":  # stage 1 over (seqs, head tiles, 16 splits), then stage 2
+            heads, kvh, d = op.shapes(1)[0]
+            assert [g for _, g, _, _ in launches] == [(4, heads // (heads // kvh), 16), (4, heads)]
+        else:  # one causal sequence: (1, heads, query tiles), gfx950's 128-row tile in 8 warps
+            heads = op.shapes(1)[0][0]
+            rows, warps = (128, 8) if arch == "gfx950" else (64, 4)
+            assert [(g, b) for _, g, b, _ in launches] == [((1, heads, 128 // rows), (warps * wave,))]
+
+
+def test_sglangs_moe_is_predicted_into_its_own_rules(vllm_root, sglang_root, tmp_path):
+    # SGLang's fused_moe_kernel predicted beside hk's grouped GEMMs: the rule lands in SGLang's own
+    # rules, which the SGLang plugin reads and the vLLM plugin does not.
+    op = rfm.PREDICTED["sglang.moe"]
+    tables = rfm.build_tables(["gfx942"], [op], {"vllm": vllm_root, "sglang": sglang_root}, tokens=[8], shapes=1,
+                              directory=str(tmp_path))
+    data = tables["gfx942"]
+    assert data["provenance"]["packages"]["sglang"] == ek.installed_version(sglang_root, "sglang")
+    assert data["provenance"]["predicted"]["sglang.moe"].startswith("sglang %s's fused_moe_kernel"
+                                                                    % ek.installed_version(sglang_root, "sglang"))
+    rule, = data["engines"]["sglang"]["moe"]
+    assert "moe" not in data["ops"] and "vllm" not in data["engines"]
+    assert rule["basis"] == "predicted at m 8" and rule["when"] == {"dtype": ["bfloat16", "float16"], "m": [1, None]}
+    # hk's side: the same launches as the comparison with vLLM's kernel.
+    assert rule["hk_us"] == pytest.approx(po.FusedMoe.hk_seconds(op, "gfx942", 8, op.shapes(1)[0]) * 1e6, rel=1e-3)
+    assert rule["route"] == rfm.decide(rule["hk_us"], rule["engine_us"], rfm.margin_for("gfx942", "stated"))[0]
+    table = routing.Table(data)
+    assert table.route("moe", "sglang", dtype="bfloat16", m=300) == rule["route"]
+    assert table.route("moe", "vllm", dtype="bfloat16", m=300) == "engine"  # not SGLang's rule
+
+
+def test_sglangs_decode_splits_as_its_backend_computes_them():
+    # get_num_kv_splits_triton: MI300X's 304 units over 4 sequences of 1024 keys fill 16 splits,
+    # 64 sequences 3; a W7900's 48 units 2 splits at 16 sequences.
+    split = po.SglangDecodeAttention.kv_splits
+    assert split([1024] * 4, 32, 8, 304) == [16] * 4
+    assert split([1024] * 64, 32, 8, 304) == [3] * 64
+    assert split([1024] * 16, 32, 8, 48) == [2] * 16
+    assert split([1024, 64], 32, 8, 304) == [16, 1]  # uneven: the short one in fewer

@@ -38,3 +38,11 @@ def test_fused_moe_runs_on_hk_through_the_triton_path(patched, inplace):
     assert (out is hidden_states) is inplace
     assert torch.equal(hidden_states, out if inplace else x)
     assert counters.snapshot() == {"sglang.moe": {"hk": 1}}
+
+
+def test_the_plugin_takes_sglangs_own_moe_rules(patched, routes):
+    # MoE's rules differ per engine in the shipped tables: SGLang's here say hk, vLLM's and the
+    # shared ones the engine's (whose Triton kernel a CPU cannot run): the call is hk's.
+    engine, hk = [{"when": {}, "route": "engine"}], [{"when": {}, "route": "hk"}]
+    routes({"target": "any", "ops": {"moe": engine}, "engines": {"vllm": {"moe": engine}, "sglang": {"moe": hk}}})
+    test_fused_moe_runs_on_hk_through_the_triton_path(patched, False)
