@@ -11,7 +11,7 @@ x in bf16, fp16 or fp32 [..., N] (rows may be padded); qdtype torch.int8, float8
 float8_e5m2, float8_e4m3fnuz or float8_e5m2fnuz. QMAX is the format's largest finite value:
 127, 448, 57344, 240 (e4m3fnuz) or 57344 (e5m2fnuz). fp8 is torch's clamp-then-cast: values
 beyond +-QMAX, infinities included, saturate to +-QMAX; NaN stays NaN (the FNUZ formats' one NaN,
-0x80); a row holding a NaN gets a NaN scale, as torch's amax gives it. int8 saturates to
+0x80); quant_per_row gives a row holding a NaN a NaN scale, as torch's amax does. int8 saturates to
 -128..127. A row of zeros gets the scale 1e-30 / QMAX (q is zero, and dequant gives zeros). Also
 quant_per_row_out, quant_out and dequant_out.
 

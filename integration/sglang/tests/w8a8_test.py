@@ -229,7 +229,8 @@ def test_fnuz_fp8_runs_on_hk_on_gfx942(patched, routes, sglang_fnuz, monkeypatch
     sglangs = []  # calls of SGLang's own quantizers
     for name in ("static_quant_fp8", "scaled_fp8_quant", "per_token_group_quant_fp8"):
         own = getattr(sglang_fnuz, name)
-        monkeypatch.setattr(sglang_fnuz, name, lambda *a, _own=own, _name=name, **k: sglangs.append(_name) or _own(*a, **k))
+        monkeypatch.setattr(sglang_fnuz, name,
+                            lambda *a, _own=own, _name=name, **k: sglangs.append(_name) or _own(*a, **k))
     qz, sz, iz, w = fnuz_weight(per_channel, input_scale)
     x = torch.randn(5, K, generator=torch.Generator().manual_seed(4)).to(torch.bfloat16)
     out = sglang_fnuz.apply_fp8_linear(x, qz.t(), sz, input_scale=iz)

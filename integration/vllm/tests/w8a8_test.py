@@ -347,7 +347,8 @@ def test_fnuz_targets_are_the_target_facts_and_one_check_serves_class_and_call(r
 
     fnuz = torch.float8_e4m3fnuz
     assert ops.fnuz_targets() == ("gfx942",)
-    assert ops.fp8_formats_refusal(fnuz, fnuz, "gfx950")[0] == ops.fp8_formats_uncovered(fnuz, fnuz, "gfx950") == "target"
+    assert ops.fp8_formats_refusal(fnuz, fnuz, "gfx950")[0] == "target"
+    assert ops.fp8_formats_uncovered(fnuz, fnuz, "gfx950") == "target"
     real = facts.target
     monkeypatch.setattr(facts, "target", lambda arch: dataclasses.replace(real(arch), fp8_format="fnuz")
                         if arch == "gfx950" else real(arch))
@@ -360,8 +361,9 @@ def test_fnuz_targets_are_the_target_facts_and_one_check_serves_class_and_call(r
     from vllm.model_executor.layers.quantization.utils.quant_utils import kFp8DynamicTokenSym, kFp8StaticTensorSym
 
     monkeypatch.setenv("HK_ARCH", "gfx1201")
-    config = FP8ScaledMMLinearLayerConfig(weight_quant_key=kFp8StaticTensorSym, activation_quant_key=kFp8DynamicTokenSym,
-                                          weight_shape=(N, K), input_dtype=torch.bfloat16, out_dtype=torch.bfloat16)
+    config = FP8ScaledMMLinearLayerConfig(weight_quant_key=kFp8StaticTensorSym,
+                                          activation_quant_key=kFp8DynamicTokenSym, weight_shape=(N, K),
+                                          input_dtype=torch.bfloat16, out_dtype=torch.bfloat16)
     ok, why = rocm_kernels[1].can_implement(config)
     assert not ok and why == ops.fp8_formats_refusal(torch.float8_e4m3fn, torch.float8_e4m3fn, fnuz=True)[1]
     assert "not on gfx1201" in why
