@@ -6,6 +6,9 @@ scaled_mm launch, bf16 out, without bias.
     fp8_rowwise_*   e4m3 x e4m3 with per-token and per-column scales
     fp8_block_*     e4m3 x e4m3 with DeepSeek's 128 x 128 block scales
     w8a16_*         bf16 activations x e4m3 weights, per-column scales
+    fp8_*_fnuz      the rowwise and block kernels on FNUZ e4m3 (float8_e4m3fnuz, vLLM's and
+                    SGLang's fp8 on MI300): gfx942 only, the one target that takes FNUZ, on its
+                    fp8 matrix instruction
 
 The fp8 kernels differ by target (mm8.fp8_plan): the fp8 matrix instruction on gfx1201 and gfx950,
 tiles converted to bf16 on gfx1100, and on gfx942 (whose fp8 matrix instructions read FNUZ) the OCP
@@ -19,6 +22,7 @@ from hk.ops import mm8
 from hk.target import facts
 
 E4M3 = torch.float8_e4m3fn
+E4M3_FNUZ = torch.float8_e4m3fnuz
 
 int8 = mm8.mm8_kernel(hk.i8, hk.i8, hk.i8, hk.bf16)
 
@@ -26,3 +30,10 @@ for _arch in facts.archs():
     globals()["fp8_rowwise_" + _arch] = mm8.mm8_kernel(*mm8.fp8_plan(E4M3, E4M3, _arch), hk.bf16)
     globals()["fp8_block_" + _arch] = mm8.mm8_kernel(*mm8.fp8_plan(E4M3, E4M3, _arch), hk.bf16, block=True)
     globals()["w8a16_" + _arch] = mm8.mm8_kernel(*mm8.fp8_plan(torch.bfloat16, E4M3, _arch), hk.bf16)
+
+# FNUZ where the target's fp8 is FNUZ (hk.ops refuses it elsewhere); the plan is the fp8 MFMA.
+for _arch in facts.archs():
+    if facts.target(_arch).fp8_format == "fnuz":
+        globals()["fp8_rowwise_fnuz_" + _arch] = mm8.mm8_kernel(*mm8.fp8_plan(E4M3_FNUZ, E4M3_FNUZ, _arch), hk.bf16)
+        globals()["fp8_block_fnuz_" + _arch] = mm8.mm8_kernel(*mm8.fp8_plan(E4M3_FNUZ, E4M3_FNUZ, _arch), hk.bf16,
+                                                             block=True)

@@ -66,7 +66,8 @@ Indexed rows (indices int32 or int64, read with no copy):
                                               caches of x / scale saturated to e4m3 (k_scale, v_scale
                                               float32 of one element), on every target
 
-Quantization (int8, fp8 e4m3 and e5m2; not fp8 on gfx942, whose fp8 is FNUZ), each also _out:
+Quantization (int8; fp8 e4m3 and e5m2, OCP and FNUZ: torch's clamp-then-cast, QMAX the format's
+largest value, 240 for float8_e4m3fnuz; OCP fp8 not on gfx942, whose fp8 is FNUZ), each also _out:
 
     quant_per_row(x, qdtype) -> (q, scale)    scale = max|row| / QMAX per row ([..., 1] fp32)
     quant(x, scale, qdtype) -> q              one scale for the tensor

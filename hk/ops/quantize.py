@@ -1,23 +1,31 @@
-"""Quantization to int8 and fp8 (OCP e4m3 and e5m2) and back, per row (dynamic: each row's
-absolute maximum gives its scale) or per tensor (a given scale), as vLLM's scaled_int8_quant and
-scaled_fp8_quant compute them:
+"""Quantization to int8 and fp8 (OCP e4m3 and e5m2, FNUZ e4m3 and e5m2) and back, per row
+(dynamic: each row's absolute maximum gives its scale) or per tensor (a given scale), as vLLM's
+scaled_int8_quant and scaled_fp8_quant compute them:
 
     quant_per_row(x, qdtype) -> (q, scale)    scale = max|x_row| / QMAX, q = x / scale (fp32
                                               [..., 1]); int8 rounded to nearest even
     quant(x, scale, qdtype) -> q              q = x / scale, scale a one-element fp32 tensor
     dequant(q, scale, dtype) -> x             x = q * scale, scale per row [..., 1] or per tensor [1]
 
-x in bf16, fp16 or fp32 [..., N] (rows may be padded); qdtype torch.int8, float8_e4m3fn or
-float8_e5m2. Conversions saturate (int8 to -128..127, fp8 to its largest finite value), which
-is what torch's clamp-then-cast gives. QMAX is 127, 448 or 57344. A row of zeros gets the scale
-1e-30 / QMAX (q is zero, and dequant gives zeros). Also quant_per_row_out, quant_out and
-dequant_out.
+x in bf16, fp16 or fp32 [..., N] (rows may be padded); qdtype torch.int8, float8_e4m3fn,
+float8_e5m2, float8_e4m3fnuz or float8_e5m2fnuz. QMAX is the format's largest finite value:
+127, 448, 57344, 240 (e4m3fnuz) or 57344 (e5m2fnuz). fp8 is torch's clamp-then-cast: values
+beyond +-QMAX, infinities included, saturate to +-QMAX; NaN stays NaN (the FNUZ formats' one NaN,
+0x80); quant_per_row gives a row holding a NaN a NaN scale, as torch's amax does. int8 saturates to
+-128..127. A row of zeros gets the scale 1e-30 / QMAX (q is zero, and dequant gives zeros). Also
+quant_per_row_out, quant_out and dequant_out.
 
     rms_norm_dynamic_per_token_quant(x, weight, epsilon, quant_dtype, scale_ub=None, residual=None)
         -> (q, scale): vLLM's RMSNorm fused with per-token quantization (rms_quant_kernel), in
         place on residual (x + residual written over it)
 
-fp8 is refused on gfx942, whose fp8 is the FNUZ formats (torch's float8_*fnuz), not these.
+Every conversion is hk's software one, so every format is written on every target, with one
+exception: the OCP formats are refused on targets whose fp8 is FNUZ (gfx942), where an OCP
+activation would be a mistake (those targets' fp8 instructions read FNUZ; quantize to
+float8_e4m3fnuz there).
+
+The FNUZ QMAX is the format's 240, torch.finfo's; vLLM's and SGLang's ROCm quantizers divide by
+224 instead (a margin of theirs), so hk's FNUZ scales are theirs times 224 / 240.
 """
 
 import functools
@@ -26,25 +34,41 @@ import torch
 
 import hk
 from hk.ops import registry
+from hk.target import facts
 
 BLOCK = 64
 ROWS = 16
 QDTYPES = {torch.int8: (hk.i8, 127.0), torch.float8_e4m3fn: (hk.fp8e4m3, 448.0),
-           torch.float8_e5m2: (hk.fp8e5m2, 57344.0)}
+           torch.float8_e5m2: (hk.fp8e5m2, 57344.0), torch.float8_e4m3fnuz: (hk.fp8e4m3fnuz, 240.0),
+           torch.float8_e5m2fnuz: (hk.fp8e5m2fnuz, 57344.0)}
+# The OCP formats, and the FNUZ one of the same numbers' shape (what to quantize to instead).
+OCP = {torch.float8_e4m3fn: torch.float8_e4m3fnuz, torch.float8_e5m2: torch.float8_e5m2fnuz}
+QMAX_OF = dict(QDTYPES.values())  # hk dtype -> QMAX
 TINY = 1e-30  # the least absolute maximum a scale is taken of: QMAX / TINY stays finite
-FNUZ_TARGETS = ("gfx942",)
 
 
 def _to_q(v, qdtype):
     """fp32 values already divided by their scale, to `qdtype` (int8: nearest even first, as
-    the float -> int8 conversion goes toward zero)."""
-    return (hk.math.round(v) if qdtype == hk.i8 else v).to(qdtype)
+    the float -> int8 conversion goes toward zero). fp8 is clamped first, as torch's
+    clamp-then-cast: the conversion saturates finite values itself but turns an infinity into
+    NaN (or e5m2's infinity); the comparisons are false for NaN, which stays NaN."""
+    if qdtype == hk.i8:
+        return hk.math.round(v).to(qdtype)
+    qmax = QMAX_OF[qdtype]
+    v = hk.where(v > qmax, hk.minimum(v, qmax), v)
+    return hk.where(v < -qmax, hk.maximum(v, -qmax), v).to(qdtype)
+
+
+def _nan_rows(a):
+    """A per-row term that is NaN where the row of `a` (fp32, >= 0 or NaN) holds a NaN, else 0:
+    added to a scale, it gives torch's amax, which NaN poisons (row_max skips NaN)."""
+    return hk.row_sum(hk.where(a >= 0.0, hk.minimum(a, 0.0), a))
 
 
 @functools.lru_cache(maxsize=None)
 def quant_per_row_kernel(dtype, qdtype):
     """Per row of x: scale = max|x| / QMAX (at least TINY / QMAX), q = x / scale in `qdtype`."""
-    qmax = dict((q, m) for q, m in QDTYPES.values())[qdtype]
+    qmax = QMAX_OF[qdtype]
     f32 = hk.fp32
 
     @hk.kernel(grid=lambda p: (1, hk.cdiv(p.x.rows, ROWS)), name="quant_rows_%s_%s" % (dtype.name, qdtype.name))
@@ -52,9 +76,13 @@ def quant_per_row_kernel(dtype, qdtype):
         r = hk.arch.block_idx.y
         tile = hk.RT(dtype, ROWS, BLOCK)
         amax = hk.full(hk.RV(f32, ROWS, "col"), TINY)
+        nan = hk.zeros(hk.RV(f32, ROWS, "col"))
         for j in hk.range(hk.cdiv(x.cols, BLOCK)):  # columns past the edge read zeros
-            amax = hk.maximum(amax, hk.row_max(hk.math.abs(x[0, 0, r, j].load(tile).to(f32))))
-        s = amax / qmax
+            a = hk.math.abs(x[0, 0, r, j].load(tile).to(f32))
+            amax = hk.maximum(amax, hk.row_max(a))
+            if qdtype != hk.i8:
+                nan = nan + _nan_rows(a)
+        s = amax / qmax + nan if qdtype != hk.i8 else amax / qmax
         for j in hk.range(hk.cdiv(x.cols, BLOCK)):
             q[0, 0, r, j] = _to_q(hk.div_row(x[0, 0, r, j].load(tile).to(f32), s), qdtype)
         scale[0, 0, 0, r] = s
@@ -99,13 +127,14 @@ def dequant_kernel(qdtype, dtype, per_row):
 def _qdtype(op, qdtype):
     if qdtype not in QDTYPES:
         raise registry.LaunchError("hk.ops.%s: cannot quantize to %s" % (op, qdtype),
-                                   hint="pass torch.int8, torch.float8_e4m3fn or torch.float8_e5m2")
-    if qdtype != torch.int8:
+                                   hint="pass torch.int8, torch.float8_e4m3fn, torch.float8_e5m2, "
+                                        "torch.float8_e4m3fnuz or torch.float8_e5m2fnuz")
+    if qdtype in OCP:
         arch = registry.launch_arch()
-        if arch in FNUZ_TARGETS:
+        if facts.target(arch).fp8_format == "fnuz":
             raise registry.LaunchError("hk.ops.%s: %s holds the OCP fp8 format, which %s does not use" % (op, qdtype, arch),
-                                       hint="on %s fp8 is the FNUZ formats (torch.float8_e4m3fnuz); quantize to "
-                                            "int8 there" % arch)
+                                       hint="on %s fp8 is the FNUZ formats; quantize to %s (or int8) there"
+                                            % (arch, OCP[qdtype]))
     return QDTYPES[qdtype][0]
 
 
@@ -212,8 +241,6 @@ def min_scale(qdtype):
     int8, 1 / (QMAX * 512) for fp8."""
     return float(torch.finfo(torch.float32).eps) if qdtype == hk.i8 else 1.0 / (QMAX_OF[qdtype] * 512.0)
 
-
-QMAX_OF = dict(QDTYPES.values())
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,8 +1,9 @@
 """hk.ops' quantization against torch's clamp-then-cast: int8 (rounded to nearest even), fp8
-e4m3 and e5m2; per row and per tensor, and back; bf16, fp16 and fp32, ragged and row-padded,
-a row of zeros, saturating values and rounding ties; on the interpreter and the emulator
-(gfx1100, gfx950), bit for bit; fp8 refused on gfx942 (FNUZ); opcheck, what they refuse, and
-the kernels through the gates on every target. Then RMSNorm fused with per-token quantization
+e4m3 and e5m2, OCP and FNUZ; per row and per tensor, and back; bf16, fp16 and fp32, ragged and
+row-padded, a row of zeros, saturating values, infinities, NaN and rounding ties; on the
+interpreter and the emulator (gfx1100, gfx950, and gfx942 for FNUZ), bit for bit; OCP fp8
+refused on gfx942 (FNUZ); opcheck, what they refuse, and the kernels through the gates on every
+target. Then RMSNorm fused with per-token quantization
 against vLLM's formulas (residual, scale_ub), within one step of the quantized grid."""
 
 import pytest
@@ -14,8 +15,11 @@ from hk.errors import LaunchError
 from hk.ops import quantize
 from hk.target import facts
 
-QMAX = {torch.int8: 127.0, torch.float8_e4m3fn: 448.0, torch.float8_e5m2: 57344.0}
+QMAX = {torch.int8: 127.0, torch.float8_e4m3fn: 448.0, torch.float8_e5m2: 57344.0,
+        torch.float8_e4m3fnuz: 240.0, torch.float8_e5m2fnuz: 57344.0}
 QDTYPES = list(QMAX)
+FNUZ = [torch.float8_e4m3fnuz, torch.float8_e5m2fnuz]
+FP8 = [q for q in QDTYPES if q != torch.int8]
 
 
 def to_q(v, qdtype):
@@ -34,6 +38,14 @@ def per_row(x, qdtype):
 def same_bits(a, b):
     assert a.dtype == b.dtype and a.shape == b.shape
     assert torch.equal(a.view(torch.uint8), b.view(torch.uint8)) if a.element_size() == 1 else torch.equal(a, b)
+
+
+def same_bits_or_nan(a, b):
+    """Bit for bit, NaN where `b` is NaN (an OCP NaN's sign bit is not kept alike everywhere)."""
+    assert a.dtype == b.dtype and a.shape == b.shape
+    nan = torch.isnan(b.float())
+    assert torch.equal(torch.isnan(a.float()), nan)
+    same_bits(a[~nan], b[~nan])
 
 
 def sample(shape, dtype, seed=0, padded=False):
@@ -63,7 +75,7 @@ def test_per_row_per_tensor_and_back(interp, qdtype, dtype, shape):
     s = torch.tensor([0.02])  # small enough that some values saturate
     q2 = torch.ops.hk.quant(x, s, qdtype)
     same_bits(q2, to_q(x.float() / s, qdtype))
-    if qdtype != torch.float8_e5m2:  # int8's and e4m3's ranges are exceeded, and saturate
+    if QMAX[qdtype] < 1000:  # int8's and e4m3's ranges are exceeded, and saturate
         low = -128.0 if qdtype == torch.int8 else -QMAX[qdtype]
         assert (q2.float().max().item(), q2.float().min().item()) == (QMAX[qdtype], low)
     same_bits(torch.ops.hk.dequant(q2, s, dtype), (q2.float() * s).to(dtype))
@@ -105,19 +117,72 @@ def test_on_the_emulator(monkeypatch, arch):
     same_bits(torch.ops.hk.quant(x, s, torch.float8_e5m2), to_q(x.float() / s, torch.float8_e5m2))
 
 
-def test_fp8_is_refused_on_gfx942_and_int8_runs(monkeypatch):
+def test_fnuz_on_the_gfx942_emulator(monkeypatch):
+    monkeypatch.setenv("HK_DEVICE", "emu")
+    monkeypatch.setenv("HK_ARCH", "gfx942")
+    x = sample((37, 200), torch.float16)
+    for qdtype in FNUZ:
+        q, scale = torch.ops.hk.quant_per_row(x, qdtype)
+        want_q, want_scale = per_row(x, qdtype)
+        same_bits(q, want_q)
+        same_bits(scale, want_scale)
+        same_bits(torch.ops.hk.dequant(q, scale, torch.float16), (q.float() * scale).to(torch.float16))
+    s = torch.tensor([0.02])
+    same_bits(torch.ops.hk.quant(x, s, torch.float8_e4m3fnuz), to_q(x.float() / s, torch.float8_e4m3fnuz))
+
+
+def edge_values(qdtype):
+    """fp32 values at the format's edges, in a [16, 64] tile: NaN, infinities, beyond the range,
+    the largest value and the ties around it, -0.0, the least subnormal and its ties."""
+    info = torch.finfo(qdtype)
+    top, tiny = info.max, info.smallest_normal * 2.0 ** -(3 if "e4m3" in str(qdtype) else 2)
+    step = 2.0 ** (torch.tensor(top).log2().floor().item() - (3 if "e4m3" in str(qdtype) else 2))
+    v = [float("nan"), float("inf"), float("-inf"), 1e30, -1e30, top, -top, top + step / 2, top + step * 0.49,
+         top - step / 2, top - step / 4, -0.0, tiny, tiny / 2, tiny * 1.5, -tiny / 2, tiny / 4, 1.0, -3.3]
+    x = torch.zeros(16 * 64)
+    x[:len(v)] = torch.tensor(v)
+    x[64:64 + len(v)] = -torch.tensor(v)
+    return x.view(16, 64)
+
+
+@pytest.mark.parametrize("device, arch", [("interp", "gfx1100"), ("emu", "gfx1100"), ("emu", "gfx942")])
+def test_edge_values_saturate_and_keep_nan(monkeypatch, device, arch):
+    monkeypatch.setenv("HK_DEVICE", device)
+    monkeypatch.setenv("HK_ARCH", arch)
+    for qdtype in FP8 if arch != "gfx942" else FNUZ:
+        x = edge_values(qdtype)
+        q = torch.ops.hk.quant(x, torch.tensor([1.0]), qdtype)
+        same_bits_or_nan(q, to_q(x, qdtype))
+        assert q.float()[0, 1].item() == QMAX[qdtype] and q.float()[0, 2].item() == -QMAX[qdtype]
+        if qdtype in FNUZ:  # the one NaN, and no negative zero
+            assert q.view(torch.uint8)[0, 0].item() == 0x80 and q.view(torch.uint8)[0, 11].item() == 0
+        # Per row: a row holding NaN gets a NaN scale (torch's amax), one holding inf an inf
+        # scale (finite values go to zero, inf to NaN).
+        rows = torch.randn(16, 64)
+        rows[2, 5], rows[4, 7] = float("nan"), float("inf")
+        q, scale = torch.ops.hk.quant_per_row(rows, qdtype)
+        want_q, want_scale = per_row(rows, qdtype)
+        same_bits_or_nan(q, want_q)
+        same_bits_or_nan(scale, want_scale)
+        assert torch.isnan(scale[2]).item() and torch.isinf(scale[4]).item()
+
+
+def test_ocp_fp8_is_refused_on_gfx942_and_fnuz_and_int8_run(monkeypatch):
     monkeypatch.setenv("HK_DEVICE", "interp")
     monkeypatch.setenv("HK_ARCH", "gfx942")
     x = sample((16, 64), torch.bfloat16)
-    with pytest.raises(LaunchError, match="FNUZ"):
+    with pytest.raises(LaunchError, match="FNUZ") as error:
         torch.ops.hk.quant_per_row(x, torch.float8_e4m3fn)
+    assert "quantize to torch.float8_e4m3fnuz" in str(error.value)
     same_bits(torch.ops.hk.quant_per_row(x, torch.int8)[0], per_row(x, torch.int8)[0])
+    same_bits(torch.ops.hk.quant_per_row(x, torch.float8_e4m3fnuz)[0], per_row(x, torch.float8_e4m3fnuz)[0])
 
 
 def test_bad_arguments_are_launch_errors(interp):
     x = sample((4, 64), torch.bfloat16)
-    with pytest.raises(LaunchError, match="cannot quantize to torch.int16"):
+    with pytest.raises(LaunchError, match="cannot quantize to torch.int16") as error:
         torch.ops.hk.quant_per_row(x, torch.int16)
+    assert "torch.float8_e4m3fnuz" in str(error.value)
     with pytest.raises(LaunchError, match="scale is torch.float32 \\(2,\\)"):
         torch.ops.hk.quant(x, torch.ones(2), torch.int8)
     with pytest.raises(LaunchError, match="scale is torch.float16"):
@@ -133,6 +198,8 @@ def test_opcheck(interp):
     q, scale = per_row(x, torch.int8)
     for args, op in (((x, torch.int8), torch.ops.hk.quant_per_row),
                      ((x, torch.tensor([0.1]), torch.float8_e4m3fn), torch.ops.hk.quant),
+                     ((x, torch.float8_e4m3fnuz), torch.ops.hk.quant_per_row),
+                     ((x, torch.tensor([0.1]), torch.float8_e5m2fnuz), torch.ops.hk.quant),
                      ((q, scale, torch.bfloat16), torch.ops.hk.dequant),
                      ((torch.empty_like(q), torch.empty_like(scale), x), torch.ops.hk.quant_per_row_out),
                      ((torch.empty_like(q), x, torch.tensor([0.1])), torch.ops.hk.quant_out),
@@ -142,7 +209,9 @@ def test_opcheck(interp):
 
 @pytest.mark.parametrize("arch", facts.archs())
 def test_the_kernels_pass_the_gates(arch):
-    forms = [(hk.bf16, q) for q in (hk.i8, hk.fp8e4m3, hk.fp8e5m2)] + [(hk.fp32, hk.i8)]
+    # The FNUZ conversions are software ones, and build on every target.
+    forms = [(hk.bf16, q) for q in (hk.i8, hk.fp8e4m3, hk.fp8e5m2, hk.fp8e4m3fnuz, hk.fp8e5m2fnuz)] + [
+        (hk.fp32, hk.i8), (hk.fp16, hk.fp8e4m3fnuz)]
     for dtype, qdtype in forms:
         for kernel in (quantize.quant_per_row_kernel(dtype, qdtype), quantize.quant_kernel(dtype, qdtype),
                        quantize.dequant_kernel(qdtype, dtype, True), quantize.dequant_kernel(qdtype, dtype, False)):
@@ -174,7 +243,7 @@ def close_q(q, want, qdtype):
         assert (a - b).abs().max() <= 1
         assert (a != b).float().mean() < 0.01
     else:
-        mantissa = 3 if qdtype == torch.float8_e4m3fn else 2
+        mantissa = 3 if "e4m3" in str(qdtype) else 2
         step = 2.0 ** (torch.floor(torch.log2(b.abs().clamp(min=2.0 ** -6))) - mantissa)
         assert bool(((a - b).abs() <= step).all())
 
@@ -199,14 +268,17 @@ def test_rms_norm_quant_on_the_interpreter(interp, qdtype, dtype, with_residual,
         assert (scale == ub * (1.0 / QMAX[qdtype])).float().mean() > 0.5
 
 
-@pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx950", "gfx942"])
 def test_rms_norm_quant_on_the_emulator(monkeypatch, arch):
     monkeypatch.setenv("HK_DEVICE", "emu")
     monkeypatch.setenv("HK_ARCH", arch)
     x = sample((20, 300), torch.bfloat16)
     weight = torch.linspace(0.5, 1.5, 300).to(torch.bfloat16)
     residual = sample((20, 300), torch.bfloat16, seed=4)
-    for qdtype, res, ub in ((torch.int8, residual, None), (torch.float8_e4m3fn, None, torch.tensor([1.0]))):
+    forms = ((torch.float8_e4m3fnuz, residual, torch.tensor([1.0])), (torch.float8_e5m2fnuz, None, None))
+    if arch != "gfx942":
+        forms += ((torch.int8, residual, None), (torch.float8_e4m3fn, None, torch.tensor([1.0])))
+    for qdtype, res, ub in forms:
         want_q, want_scale, want_res = rms_quant_reference(x, weight, 1e-5, qdtype, ub, res)
         mine = res.clone() if res is not None else None
         q, scale = torch.ops.hk.rms_norm_dynamic_per_token_quant(x, weight, 1e-5, qdtype, ub, mine)
@@ -232,6 +304,8 @@ def test_rms_norm_quant_opcheck_and_refusals(interp, monkeypatch):
         op(x, w, 1e-6, torch.float8_e4m3fn, torch.tensor([1.0], dtype=torch.float16))
     with pytest.raises(LaunchError, match="cannot quantize to torch.int16"):
         op(x, w, 1e-6, torch.int16)
+    torch.library.opcheck(torch.ops.hk.rms_norm_dynamic_per_token_quant.default,
+                          (x, w, 1e-6, torch.float8_e4m3fnuz, torch.tensor([1.0]), x.clone()))
     monkeypatch.setenv("HK_ARCH", "gfx942")
     with pytest.raises(LaunchError, match="FNUZ"):
         op(x, w, 1e-6, torch.float8_e4m3fn)
@@ -239,7 +313,8 @@ def test_rms_norm_quant_opcheck_and_refusals(interp, monkeypatch):
 
 @pytest.mark.parametrize("arch", facts.archs())
 def test_the_rms_quant_kernels_pass_the_gates(arch):
-    qdtypes = (hk.i8,) if arch in quantize.FNUZ_TARGETS else (hk.i8, hk.fp8e4m3)
+    fnuz = facts.target(arch).fp8_format == "fnuz"  # (OCP fp8 is refused there)
+    qdtypes = (hk.i8, hk.fp8e4m3fnuz) + (() if fnuz else (hk.fp8e4m3,))
     for qdtype in qdtypes:
         for residual, bounded in ((True, qdtype != hk.i8), (False, False)):
             built = quantize.rms_quant_kernel(hk.bf16, qdtype, residual, bounded).build(arch, divisors=1)

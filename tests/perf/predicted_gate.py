@@ -18,14 +18,13 @@ import sys
 from absl import app, flags
 from absl.testing import absltest, parameterized
 
-from hk.target import facts
 from tests.perf import reference
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("budgets", None, "the budgets file")
 flags.DEFINE_list("only", [], "with --print: the reference launches to predict (default: all)")
 
-CASES = [(name, arch) for name in reference.REFERENCES for arch in facts.archs()]
+CASES = [(name, arch) for name in reference.REFERENCES for arch in reference.archs(name)]
 
 
 def load_budgets():

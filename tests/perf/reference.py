@@ -1,7 +1,9 @@
 """The library's kernels at reference shapes, as hk.perf predicts them on each target's device:
 the GEMM at 4096^3 and 8192^3, flash attention at B16 H64 HKV8 d128 N8192 on the CDNA targets and
 B1 H32 HKV8 d128 N4096 on the RDNA ones, the norm family at 8192 x 4096, paged decode over 32
-sequences of 2048 tokens, the 8-bit GEMMs (hk.ops.int8_scaled_mm, hk.ops.scaled_mm) at 4096^3.
+sequences of 2048 tokens, the 8-bit GEMMs (hk.ops.int8_scaled_mm, hk.ops.scaled_mm) at 4096^3,
+the fp8 ones also on FNUZ e4m3 where the target's fp8 is FNUZ (ARCHS: a launch's targets, when
+not every one).
 Big tensors are meta tensors (zeros that cost no memory); what a kernel reads values of (block
 tables, sequence lengths) is real."""
 
@@ -10,6 +12,7 @@ import torch
 import hk
 import hk.perf
 from hk.ops import attention, gemm, mm8, norms, paged
+from hk.target import facts
 
 BF16 = torch.bfloat16
 
@@ -49,17 +52,18 @@ def _paged_decode(arch):
                                 torch.zeros_like(query), arch=arch)
 
 
-def _mm8(kind, n=4096):
+def _mm8(kind, n=4096, fp8=torch.float8_e4m3fn):
     """The 8-bit GEMMs as vLLM calls them: a [M, K], b the weight [N, K] transposed (b.t()), bf16
-    out. int8: W8A8 with per-token and per-channel scales; fp8 e4m3 with per-token and per-column
-    scales (row) or 128 x 128 block scales (block); W8A16: bf16 a, e4m3 b, per-column scales."""
+    out. int8: W8A8 with per-token and per-channel scales; fp8 (e4m3, or `fp8`) with per-token and
+    per-column scales (row) or 128 x 128 block scales (block); W8A16: bf16 a, e4m3 b, per-column
+    scales."""
     def call(arch):
         f32 = torch.float32
         if kind == "int8":
             a, b = meta(n, n, dtype=torch.int8), meta(n, n, dtype=torch.int8).t()
             return hk.perf.predict_call(mm8.launch_int8, a, b, meta(n, 1, dtype=f32), meta(1, n, dtype=f32),
                                         None, None, None, meta(n, n), arch=arch)
-        a, b = meta(n, n, dtype=torch.float8_e4m3fn), meta(n, n, dtype=torch.float8_e4m3fn).t()
+        a, b = meta(n, n, dtype=fp8), meta(n, n, dtype=fp8).t()
         if kind == "w8a16":
             return hk.perf.predict_call(mm8.launch_fp8, meta(n, n), b, None, meta(1, n, dtype=f32), None,
                                         meta(n, n), arch=arch)
@@ -83,7 +87,18 @@ REFERENCES = {
     "scaled_mm_fp8_rowwise_4096": _mm8("row"),
     "scaled_mm_fp8_block_4096": _mm8("block"),
     "scaled_mm_w8a16_4096": _mm8("w8a16"),
+    "scaled_mm_fnuz_rowwise_4096": _mm8("row", fp8=torch.float8_e4m3fnuz),
+    "scaled_mm_fnuz_block_4096": _mm8("block", fp8=torch.float8_e4m3fnuz),
 }
+# The targets of the launches not on every one: FNUZ where the target's fp8 is FNUZ (hk.ops
+# refuses it elsewhere).
+_FNUZ = tuple(arch for arch in facts.archs() if facts.target(arch).fp8_format == "fnuz")
+ARCHS = {"scaled_mm_fnuz_rowwise_4096": _FNUZ, "scaled_mm_fnuz_block_4096": _FNUZ}
+
+
+def archs(name):
+    """The targets reference launch `name` is predicted on."""
+    return ARCHS.get(name, tuple(facts.archs()))
 
 
 def predicted(name, arch):

@@ -161,9 +161,27 @@ def int8_linear(name, x, weight, weight_scale, bias, engine_call, *, input_scale
 
 
 FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
-# The FNUZ formats (vLLM's and SGLang's fp8 on MI300): only gfx942's matrix instructions read them.
+# The FNUZ formats (vLLM's and SGLang's fp8 on MI300): only the matrix instructions of targets
+# whose fp8 format is FNUZ (gfx942) read them.
 FNUZ = (torch.float8_e4m3fnuz, torch.float8_e5m2fnuz)
-FNUZ_TARGETS = ("gfx942",)
+
+
+def fnuz_target(arch):
+    """Whether arch's fp8 is FNUZ (the target facts' fp8_format, which hk.ops.mm8 plans by)."""
+    from hk.errors import HKError
+    from hk.target import facts
+
+    try:
+        return arch is not None and facts.target(arch).fp8_format == "fnuz"
+    except HKError:
+        return False  # an unknown target: its launch says why
+
+
+def fnuz_targets():
+    """The targets whose fp8 is FNUZ, sorted."""
+    from hk.target import facts
+
+    return tuple(a for a in facts.archs() if fnuz_target(a))
 
 
 def launch_arch():
@@ -176,17 +194,29 @@ def launch_arch():
         return None  # no runner: the launch says why
 
 
-def fp8_formats_uncovered(weight_dtype, act_dtype, arch=None):
+def fp8_formats_refusal(weight_dtype, act_dtype, arch=None, fnuz=False):
     """Why hk.ops.scaled_mm cannot multiply fp8 activations of act_dtype by a weight of
-    weight_dtype on `arch` (the launch target when None), or None: OCP on every target, FNUZ on
-    gfx942 only, never one of each."""
+    weight_dtype on `arch` (the launch target when None), as (the counter's reason, a sentence
+    for a kernel class's can_implement), or None: OCP on every target, FNUZ on the targets whose
+    fp8 is FNUZ only, never one of each. `fnuz`: the layer is FNUZ whatever its dtypes say (vLLM
+    on a platform whose fp8 is FNUZ converts it so)."""
     if weight_dtype not in FP8 + FNUZ or act_dtype not in FP8 + FNUZ:
-        return "dtype"
+        return "dtype", "takes fp8 activations and weights (%s), not %s and %s" % (
+            ", ".join(str(d).replace("torch.", "") for d in FP8 + FNUZ), act_dtype, weight_dtype)
     if (weight_dtype in FNUZ) != (act_dtype in FNUZ):
-        return "dtype"  # OCP with FNUZ in one product
-    if weight_dtype in FNUZ and (arch or launch_arch()) not in FNUZ_TARGETS:
-        return "target"
+        return "dtype", "takes activations and weights of one fp8 family (OCP or FNUZ), not %s and %s" % (
+            act_dtype, weight_dtype)
+    arch = arch or launch_arch()
+    if (fnuz or weight_dtype in FNUZ) and not fnuz_target(arch):
+        return "target", "takes FNUZ fp8 on %s only (their matrix instructions'), not on %s" % (
+            " and ".join(fnuz_targets()), arch)
     return None
+
+
+def fp8_formats_uncovered(weight_dtype, act_dtype, arch=None):
+    """fp8_formats_refusal's counter reason, or None."""
+    why = fp8_formats_refusal(weight_dtype, act_dtype, arch)
+    return why[0] if why else None
 
 
 def fp8_linear(name, x, weight, weight_scale, bias, out_dtype, quant, engine_call, uncovered=None, act_dtype=None):
@@ -194,8 +224,8 @@ def fp8_linear(name, x, weight, weight_scale, bias, out_dtype, quant, engine_cal
     torch._scaled_mm takes it), weight_scale per tensor or per column, x bf16 or fp16 quantized by
     quant(x2d) -> (q, scale), the engine's own quantizer (per tensor or per token, static or
     dynamic, as the layer's scheme says) to act_dtype (the weight's dtype when None), out_dtype
-    bf16 or fp16. OCP fp8 on every target; FNUZ (float8_e4m3fnuz, float8_e5m2fnuz) on gfx942,
-    elsewhere the engine's; OCP with FNUZ always the engine's."""
+    bf16 or fp16. OCP fp8 on every target; FNUZ (float8_e4m3fnuz, float8_e5m2fnuz) on the
+    targets whose fp8 is FNUZ (gfx942), elsewhere the engine's; OCP with FNUZ always the engine's."""
     import hk.ops
 
     n, k = weight.shape[-1], x.shape[-1]

@@ -15,11 +15,12 @@ static input scale, else per tensor for per-tensor weights (unless the layer ask
 else per token. Pre-quantized activations, a bound on the scales, and weights SGLang pre-shuffled
 for AITER's GEMM stay SGLang's.
 
-FNUZ fp8 (float8_e4m3fnuz: SGLang's on MI300, whose OCP checkpoints it converts) runs on gfx942,
-the one target whose matrix instructions read it, with the activations quantized by SGLang's own
-quantizers (static_quant_fp8, scaled_fp8_quant, per_token_group_quant_fp8, chosen as its ROCm
-path chooses them: hk's quantizers write OCP fp8 only); elsewhere, and with OCP activations, it
-stays SGLang's. OCP weights on gfx942 stay SGLang's too (hk's quantizers refuse OCP fp8 there).
+FNUZ fp8 (float8_e4m3fnuz: SGLang's on MI300, whose OCP checkpoints it converts) runs on the
+targets whose fp8 is FNUZ (gfx942), the ones whose matrix instructions read it, with the
+activations quantized by hk's quantizers to the weight's FNUZ format, as for OCP. hk's FNUZ
+scale is max|x| / 240, the format's largest value; SGLang's ROCm quantizers divide by 224, so the
+quantized activations differ from SGLang's by that margin, not in their error. Elsewhere FNUZ
+stays SGLang's, and OCP weights on gfx942 do too (hk's quantizers refuse OCP fp8 there).
 """
 
 import inspect
@@ -55,48 +56,27 @@ FP8_MODULE = "sglang.srt.layers.quantization.fp8_utils"
 FP8_TARGET = FP8_MODULE + ".apply_fp8_linear"
 FP8_PARAMS = ("input", "weight", "weight_scale", "input_scale", "input_scale_ub", "bias", "cutlass_fp8_supported",
               "use_per_token_if_dynamic")
-FP8_MAX = 448.0  # e4m3's largest finite value
 MIN_SCALE = 1e-12  # the least per-tensor scale (a tensor of zeros)
 
 
-def sglang_fp8_quantizer(weight_scale, input_scale, per_token):
-    """quant(x2d) -> (q, scale) by SGLang's own quantizers, in its fp8 format, as its ROCm path
-    quantizes (looked up at the call: what SGLang's apply_fp8_linear would call)."""
-    import importlib
-
-    utils = importlib.import_module(FP8_MODULE)
-
-    def quant(x2):
-        if input_scale is not None:
-            return utils.static_quant_fp8(x2, input_scale, repeat_scale=False)
-        if weight_scale.numel() == 1:
-            return utils.scaled_fp8_quant(x2, None, use_per_token_if_dynamic=per_token)
-        return utils.per_token_group_quant_fp8(x2, group_size=x2.shape[-1])
-
-    return quant
-
-
 def fp8_quantizer(weight, weight_scale, input_scale, per_token):
-    """quant(x2d) -> (q, scale) in the weight's fp8 format, as SGLang quantizes on ROCm, and the
-    fp8 dtype it writes: hk's quantizers for OCP weights, SGLang's for FNUZ ones."""
-    import importlib
-
+    """quant(x2d) -> (q, scale) by hk's quantizers in the weight's fp8 format (OCP or FNUZ), as
+    SGLang quantizes on ROCm: by the static input scale, else per token for per-channel weights or
+    when the layer asks for it, else per tensor."""
     import hk.ops
+    from hk.ops import quantize
 
-    if weight.dtype in ops.FNUZ:
-        return (sglang_fp8_quantizer(weight_scale, input_scale, per_token),
-                importlib.import_module(FP8_MODULE).fp8_dtype)
-
-    def quant(x2):
+    def quant(x2):  # (called on hk's route only, where the weight is fp8)
+        qmax = quantize.QDTYPES[weight.dtype][1]  # the format's largest value: 448, or 240 for e4m3fnuz
         if input_scale is not None:
             scale = input_scale.reshape(1).float()
         elif per_token or weight_scale.numel() != 1:
             return hk.ops.quant_per_row(x2.contiguous(), weight.dtype)
         else:
-            scale = (x2.abs().amax().float() / FP8_MAX).clamp(min=MIN_SCALE).reshape(1)
+            scale = (x2.abs().amax().float() / qmax).clamp(min=MIN_SCALE).reshape(1)
         return hk.ops.quant(x2.contiguous(), scale, weight.dtype), scale
 
-    return quant, weight.dtype
+    return quant
 
 
 def fp8_uncovered(call):
@@ -109,7 +89,7 @@ def fp8_uncovered(call):
         return "input scale"
     if call["weight"].dim() == 2 and utils.use_aiter_bpreshuffle_gemm(call["weight"].shape[1]):
         return "layout"  # maybe pre-shuffled for AITER's GEMM
-    if call["weight"].dtype in ops.FP8 and ops.launch_arch() in ops.FNUZ_TARGETS:
+    if call["weight"].dtype in ops.FP8 and ops.fnuz_target(ops.launch_arch()):
         return "target"  # hk's quantizers write no OCP fp8 there
     return None
 
@@ -122,9 +102,9 @@ def wrap_fp8(original):
         bound.apply_defaults()
         call = bound.arguments
         x, weight, weight_scale = call["input"], call["weight"], call["weight_scale"]
-        quant, act_dtype = fp8_quantizer(weight, weight_scale, call["input_scale"], call["use_per_token_if_dynamic"])
+        quant = fp8_quantizer(weight, weight_scale, call["input_scale"], call["use_per_token_if_dynamic"])
         return ops.fp8_linear(counter("w8a8_fp8"), x, weight, weight_scale, call["bias"], x.dtype, quant,
-                              lambda: original(*args, **kwargs), uncovered=fp8_uncovered(call), act_dtype=act_dtype)
+                              lambda: original(*args, **kwargs), uncovered=fp8_uncovered(call))
 
     apply_fp8_linear.__signature__ = signature
     return apply_fp8_linear
@@ -137,9 +117,5 @@ SEAMS = [Seam(MODULE + "._is_cpu_arm64"), Seam(MODULE + "._is_cpu"),
          Seam(MODULE + ".W8A8Int8LinearMethod.process_weights_after_loading", ("self", "layer")),
          Seam(MODULE + ".W8A8Int8Config.get_quant_method", ("self", "layer", "prefix")),
          Seam(FP8_MODULE + ".use_aiter_bpreshuffle_gemm", ("output_size",)),
-         Seam(FP8_MODULE + ".fp8_dtype"),
-         Seam(FP8_MODULE + ".static_quant_fp8", ("x", "x_s", "repeat_scale")),
-         Seam(FP8_MODULE + ".scaled_fp8_quant", ("input", "scale", "num_token_padding", "use_per_token_if_dynamic")),
-         Seam(FP8_MODULE + ".per_token_group_quant_fp8", ("x", "group_size")),
          Seam("sglang.srt.layers.quantization.w8a8_fp8.W8A8Fp8LinearMethod.apply", ("self", "layer", "x", "bias")),
          Seam("sglang.srt.layers.quantization.fp8.Fp8LinearMethod.apply", ("self", "layer", "x", "bias"))]

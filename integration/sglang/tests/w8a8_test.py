@@ -2,7 +2,8 @@
 processing as on a GPU) on hk.ops.int8_scaled_mm with hk's per-token quantizer, and fp8 layers
 (W8A8Fp8Config, Fp8Config) through apply_fp8_linear on hk.ops.scaled_mm, against the dequantized
 product and SGLang's own computation; calls routed to the engine reach SGLang's own code. SGLang's
-FNUZ fp8 (its on MI300) runs on hk on gfx942 and stays SGLang's elsewhere."""
+FNUZ fp8 (its on MI300) runs on hk on gfx942, its activations quantized by hk's quantizers (not
+SGLang's), and stays SGLang's elsewhere."""
 
 import pytest
 import torch
@@ -205,31 +206,71 @@ def fnuz_weight(per_channel, input_scale=None, seed=3):
     return qz, sz, iz, q.float() * s
 
 
+HK_FNUZ_MAX = 240.0  # float8_e4m3fnuz's largest value, hk's QMAX
+
+
+def hk_fnuz_quant(x, input_scale, per_token):
+    """What hk's quantizers give, in torch: clamp-then-cast to float8_e4m3fnuz by the static
+    scale, per token (max|x| / 240) or per tensor."""
+    x = x.float()
+    if input_scale is not None:
+        scale = input_scale.reshape(1)
+    elif per_token:
+        scale = x.abs().amax(-1, keepdim=True).clamp(min=1e-30) / HK_FNUZ_MAX
+    else:
+        scale = (x.abs().amax() / HK_FNUZ_MAX).clamp(min=1e-12).reshape(1)
+    return (x / scale).clamp(-HK_FNUZ_MAX, HK_FNUZ_MAX).to(torch.float8_e4m3fnuz), scale
+
+
 # (A static scale that saturates nothing: |x| < 5.)
 @pytest.mark.parametrize("per_channel, input_scale", [(True, None), (False, None), (False, 5.0 / 448)])
 def test_fnuz_fp8_runs_on_hk_on_gfx942(patched, routes, sglang_fnuz, monkeypatch, per_channel, input_scale):
     monkeypatch.setenv("HK_ARCH", "gfx942")
+    sglangs = []  # calls of SGLang's own quantizers
+    for name in ("static_quant_fp8", "scaled_fp8_quant", "per_token_group_quant_fp8"):
+        own = getattr(sglang_fnuz, name)
+        monkeypatch.setattr(sglang_fnuz, name,
+                            lambda *a, _own=own, _name=name, **k: sglangs.append(_name) or _own(*a, **k))
     qz, sz, iz, w = fnuz_weight(per_channel, input_scale)
     x = torch.randn(5, K, generator=torch.Generator().manual_seed(4)).to(torch.bfloat16)
     out = sglang_fnuz.apply_fp8_linear(x, qz.t(), sz, input_scale=iz)
     assert out.shape == (5, N) and out.dtype == torch.bfloat16
     assert counters.snapshot()["sglang.w8a8_fp8"] == {"hk": 1}
-    # The float64 product of what SGLang's quantizer gave: hk's fp8 MFMA adds only bf16's rounding.
-    if iz is not None:
-        xq, xs = sglang_fnuz.static_quant_fp8(x, iz)
-    elif per_channel:
-        xq, xs = sglang_fnuz.per_token_group_quant_fp8(x, K)
-    else:
-        xq, xs = sglang_fnuz.scaled_fp8_quant(x)
+    assert sglangs == []  # hk quantized the activations
+    # The float64 product of what hk's quantizer gives: hk's fp8 MFMA adds only bf16's rounding.
+    xq, xs = hk_fnuz_quant(x, iz, per_channel)
     want = (xq.double() * xs.double()) @ (qz.double() * sz.double().reshape(-1, 1)).t()
     torch.testing.assert_close(out.float(), want.float(), rtol=1.6e-2, atol=1e-2)
     # The OCP checkpoint's answer, within e4m3's activation error.
     torch.testing.assert_close(out.float(), F.linear(x.float(), w), rtol=0.1, atol=0.15)
-    if per_channel:  # SGLang's own computation (on a CPU: per-token activations, its unfused GEMM)
+    if per_channel:  # SGLang's own computation (on a CPU: per-token activations by max|x| / 224,
+        # its unfused GEMM): another grid, as near the OCP checkpoint's answer as hk's.
         routes({"target": "any", "ops": {}})
         engine = sglang_fnuz.apply_fp8_linear(x, qz.t(), sz)
-        torch.testing.assert_close(engine.float(), out.float(), rtol=1.6e-2, atol=1e-2)
+        assert sglangs
+        exact = F.linear(x.float(), w)
+        torch.testing.assert_close(engine.float(), exact, rtol=0.1, atol=0.15)
+        hk_error, sglang_error = ((t.float() - exact).abs().mean().item() for t in (out, engine))
+        assert hk_error < 1.25 * sglang_error, (hk_error, sglang_error)
         assert counters.snapshot()["sglang.w8a8_fp8"] == {"hk": 1, "engine": 1}
+
+
+def test_hks_quantizers_write_fnuz_where_sglang_would(patched, sglang_fnuz, monkeypatch):
+    # The quantizer apply_fp8_linear hands hk's GEMM: FNUZ bytes bit for bit as torch casts them,
+    # saturating a static scale's outliers at 240, on gfx942.
+    from hk_sglang import w8a8
+
+    monkeypatch.setenv("HK_ARCH", "gfx942")
+    qz, sz, iz, _ = fnuz_weight(False, 1.0 / 448)
+    x = (torch.randn(7, K, generator=torch.Generator().manual_seed(5)) * 200).to(torch.bfloat16)
+    for input_scale, weight_scale, per_token in ((iz, sz, False), (None, sz, False), (None, sz, True),
+                                                 (None, torch.ones(N, 1), False)):
+        q, scale = w8a8.fp8_quantizer(qz.t(), weight_scale, input_scale, per_token)(x)
+        want_q, want_scale = hk_fnuz_quant(x, input_scale, per_token or weight_scale.numel() != 1)
+        assert q.dtype == torch.float8_e4m3fnuz
+        assert torch.equal(q.view(torch.uint8), want_q.view(torch.uint8))
+        assert torch.equal(scale.reshape(want_scale.shape), want_scale)
+    assert w8a8.fp8_quantizer(qz.t(), sz, iz, False)(x)[0].float().abs().max().item() == HK_FNUZ_MAX
 
 
 def test_fnuz_fp8_stays_sglangs_on_other_targets(patched, sglang_fnuz, monkeypatch):

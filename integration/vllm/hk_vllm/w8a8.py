@@ -14,8 +14,8 @@ them) hk keeps its own copy. An explicit --linear-backend, and VLLM_BATCH_INVARI
 vLLM's choice.
 
 fp8 in OCP formats is served on every target; vLLM's FNUZ fp8 (float8_e4m3fnuz: on MI300 it
-converts OCP checkpoints to it and quantizes activations to it) on gfx942 only, whose matrix
-instructions read it; elsewhere, and for OCP with FNUZ in one product, vLLM's kernel serves.
+converts OCP checkpoints to it and quantizes activations to it) on the targets whose fp8 is
+FNUZ (gfx942), whose matrix instructions read it; elsewhere, and for OCP with FNUZ in one product, vLLM's kernel serves.
 
 hk serves ROCm, and vLLM's CPU build when its launches run on hk's interpreter or emulator
 (HK_DEVICE=interp or emu).
@@ -63,26 +63,17 @@ SEAMS = [
 ]
 
 HALF = (torch.bfloat16, torch.float16)
-OCP_FP8 = (torch.float8_e4m3fn, torch.float8_e5m2)
-FNUZ_FP8 = (torch.float8_e4m3fnuz,)  # vLLM's fp8 on MI300 (current_platform.is_fp8_fnuz())
 
 
 def _fp8_formats(act_dtype, weight_dtype):
-    """Why hk's fp8 kernel refuses a layer of these fp8 formats (None: it takes it). On a
-    platform whose fp8 is FNUZ, vLLM converts OCP weights to FNUZ and quantizes activations to
-    FNUZ whatever the quant keys say: those layers are FNUZ, which hk serves on gfx942 only."""
+    """Why hk's fp8 kernel refuses a layer of these fp8 formats (None: it takes it): the engine
+    ops' check, with its sentence. On a platform whose fp8 is FNUZ, vLLM converts OCP weights to
+    FNUZ and quantizes activations to FNUZ whatever the quant keys say: those layers are FNUZ,
+    which hk serves on targets whose fp8 is FNUZ (gfx942) only."""
     from vllm.platforms import current_platform
 
-    if act_dtype not in OCP_FP8 + FNUZ_FP8 or weight_dtype not in OCP_FP8 + FNUZ_FP8:
-        return "takes OCP fp8 (float8_e4m3fn, float8_e5m2) or float8_e4m3fnuz, not %s and %s" % (act_dtype,
-                                                                                               weight_dtype)
-    if (act_dtype in FNUZ_FP8) != (weight_dtype in FNUZ_FP8):
-        return "takes activations and weights of one fp8 family (OCP or FNUZ), not %s and %s" % (act_dtype,
-                                                                                                  weight_dtype)
-    if (current_platform.is_fp8_fnuz() or act_dtype in FNUZ_FP8) and ops.launch_arch() not in ops.FNUZ_TARGETS:
-        return "takes FNUZ fp8 on %s only (their matrix instructions'), not on %s" % (
-            " and ".join(ops.FNUZ_TARGETS), ops.launch_arch())
-    return None
+    why = ops.fp8_formats_refusal(weight_dtype, act_dtype, fnuz=current_platform.is_fp8_fnuz())
+    return why[1] if why else None
 
 
 def _platform_ok():

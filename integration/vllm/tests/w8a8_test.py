@@ -333,3 +333,37 @@ def test_fp8_kernel_refuses_ocp_with_fnuz(rocm_kernels, vllm_config, counts, mon
                              lambda x2: pytest.fail("hk quantized a call it does not cover"), lambda: engine,
                              act_dtype=torch.float8_e4m3fnuz)
     assert got is engine and counts.snapshot()["vllm.w8a8_fp8"] == {"engine:uncovered": 1}
+
+
+def test_fnuz_targets_are_the_target_facts_and_one_check_serves_class_and_call(rocm_kernels, fnuz_platform,
+                                                                                monkeypatch):
+    # Which targets take FNUZ is the target facts' fp8_format (what hk.ops.mm8 plans by), not a
+    # list: a target whose facts said FNUZ would be one. The kernel class's sentence and the
+    # call's counter reason come from one check.
+    import dataclasses
+
+    from hk.target import facts
+    from hk_engine import ops
+
+    fnuz = torch.float8_e4m3fnuz
+    assert ops.fnuz_targets() == ("gfx942",)
+    assert ops.fp8_formats_refusal(fnuz, fnuz, "gfx950")[0] == "target"
+    assert ops.fp8_formats_uncovered(fnuz, fnuz, "gfx950") == "target"
+    real = facts.target
+    monkeypatch.setattr(facts, "target", lambda arch: dataclasses.replace(real(arch), fp8_format="fnuz")
+                        if arch == "gfx950" else real(arch))
+    assert ops.fnuz_targets() == ("gfx942", "gfx950")
+    assert ops.fp8_formats_uncovered(fnuz, fnuz, "gfx950") is None
+    assert ops.fp8_formats_refusal(fnuz, fnuz, "gfx1201") == (
+        "target", "takes FNUZ fp8 on gfx942 and gfx950 only (their matrix instructions'), not on gfx1201")
+    # On a platform whose fp8 is FNUZ, OCP quant keys are FNUZ layers: the class's sentence says so.
+    from vllm.model_executor.kernels.linear.scaled_mm.ScaledMMLinearKernel import FP8ScaledMMLinearLayerConfig
+    from vllm.model_executor.layers.quantization.utils.quant_utils import kFp8DynamicTokenSym, kFp8StaticTensorSym
+
+    monkeypatch.setenv("HK_ARCH", "gfx1201")
+    config = FP8ScaledMMLinearLayerConfig(weight_quant_key=kFp8StaticTensorSym,
+                                          activation_quant_key=kFp8DynamicTokenSym, weight_shape=(N, K),
+                                          input_dtype=torch.bfloat16, out_dtype=torch.bfloat16)
+    ok, why = rocm_kernels[1].can_implement(config)
+    assert not ok and why == ops.fp8_formats_refusal(torch.float8_e4m3fn, torch.float8_e4m3fn, fnuz=True)[1]
+    assert "not on gfx1201" in why
