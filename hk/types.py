@@ -29,6 +29,18 @@ class DType:
     def bytes(self):
         return max(1, self.bits // 8)
 
+    @property
+    def is_operand(self):
+        """A matrix operand type (16- and 8-bit): its register tiles are laid out as the matrix
+        cores read operands, a row in each lane for "row" (every other type's "row" holds a
+        column in each lane, as the accumulator does)."""
+        return self.bits in (8, 16)
+
+    @property
+    def wide(self):
+        """The 32-bit type that holds every value of this one exactly."""
+        return fp32 if self.is_float else i32
+
 
 bf16 = DType("bf16", "bf16", 16, True, "bfloat16")
 fp16 = DType("fp16", "f16", 16, True, "float16")

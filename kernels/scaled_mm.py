@@ -9,8 +9,14 @@ scaled_mm launch, bf16 out, without bias.
     fp8_*_fnuz      the rowwise and block kernels on FNUZ e4m3 (float8_e4m3fnuz, vLLM's and
                     SGLang's fp8 on MI300): gfx942 only, the one target that takes FNUZ, on its
                     fp8 matrix instruction
+    int8_fast       W8A8 on the 16-bit GEMM's LDS-staged schedule (mm8.mm8_fast_kernel): what
+                    int8_scaled_mm runs when rows are 16-byte multiples and there is no zero point
+                    (the kernel above takes the rest)
+    fp8_fast_*      e4m3 x e4m3 likewise, per-tensor or rowwise, where the target's fp8
+                    instruction reads the format: OCP on gfx1201 and gfx950, FNUZ on gfx942
 
-The fp8 kernels differ by target (mm8.fp8_plan): the fp8 matrix instruction on gfx1201 and gfx950,
+Where a *_fast kernel exists, its direct-from-memory counterpart is what hk.ops launches for rows
+that are not 16-byte multiples. The fp8 kernels differ by target (mm8.fp8_plan): the fp8 matrix instruction on gfx1201 and gfx950,
 tiles converted to bf16 on gfx1100, and on gfx942 (whose fp8 matrix instructions read FNUZ) the OCP
 bytes read as int8 and decoded; hence one name per target, <kernel>_<arch>.
 """
@@ -25,11 +31,15 @@ E4M3 = torch.float8_e4m3fn
 E4M3_FNUZ = torch.float8_e4m3fnuz
 
 int8 = mm8.mm8_kernel(hk.i8, hk.i8, hk.i8, hk.bf16)
+int8_fast = mm8.mm8_fast_kernel(hk.i8, hk.bf16)
 
 for _arch in facts.archs():
     globals()["fp8_rowwise_" + _arch] = mm8.mm8_kernel(*mm8.fp8_plan(E4M3, E4M3, _arch), hk.bf16)
     globals()["fp8_block_" + _arch] = mm8.mm8_kernel(*mm8.fp8_plan(E4M3, E4M3, _arch), hk.bf16, block=True)
     globals()["w8a16_" + _arch] = mm8.mm8_kernel(*mm8.fp8_plan(torch.bfloat16, E4M3, _arch), hk.bf16)
+    if facts.target(_arch).fp8_format:
+        fnuz = facts.target(_arch).fp8_format == "fnuz"
+        globals()["fp8_fast_" + _arch] = mm8.mm8_fast_kernel(hk.fp8e4m3fnuz if fnuz else hk.fp8e4m3, hk.bf16)
 
 # FNUZ where the target's fp8 is FNUZ (hk.ops refuses it elsewhere); the plan is the fp8 MFMA.
 for _arch in facts.archs():

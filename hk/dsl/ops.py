@@ -113,21 +113,22 @@ def where(mask, a, b):
         raise TraceError("hk.where's mask is %dx%d but its tile %s is %dx%d"
                          % (mask.spec.rows, mask.spec.cols, describe(a.spec), a.spec.rows, a.spec.cols),
                          hint="compare tiles of the shape you select between")
-    # 16-bit tiles select between fp32 copies in the mask's layout, so their layouts may differ.
+    # 16- and 8-bit tiles select between 32-bit copies in the mask's layout, so their layouts
+    # may differ.
     if isinstance(b, Tile) and ((b.spec.dtype, b.spec.rows, b.spec.cols) != (a.spec.dtype, a.spec.rows, a.spec.cols)
-                                or (a.spec.dtype.bits != 16 and b.spec.layout != a.spec.layout)):
+                                or (not a.spec.dtype.is_operand and b.spec.layout != a.spec.layout)):
         raise TraceError("hk.where chooses between tiles of one type, not %s and %s"
                          % (describe(a.spec), describe(b.spec)), hint="convert one with .to(...)")
     if not isinstance(b, (Tile, Scalar, int, float)):
         raise TraceError("hk.where's third argument is a tile of the second's type, a device scalar or a "
                          "Python number, not %s" % what_is(b))
-    if a.spec.dtype.bits == 16:
-        # A mask is laid out as 32-bit tiles are: select between fp32 copies in the mask's
-        # layout (exact both ways; a 16-bit tile's own comparison makes that the layout whose
-        # lanes hold what the tile's do, so no value changes lanes).
-        layout = mask.spec.layout
-        b = b.to(types.fp32, layout) if isinstance(b, Tile) and b.spec.dtype == a.spec.dtype else b
-        return where(mask, a.to(types.fp32, layout), b).to(a.spec.dtype, a.spec.layout)
+    if a.spec.dtype.is_operand:
+        # A mask is laid out as 32-bit tiles are: select between 32-bit copies in the mask's
+        # layout (exact both ways; the tile's own comparison makes that the layout whose lanes
+        # hold what the tile's do, so no value changes lanes).
+        layout, wtype = mask.spec.layout, a.spec.dtype.wide
+        b = b.to(wtype, layout) if isinstance(b, Tile) and b.spec.dtype == a.spec.dtype else b
+        return where(mask, a.to(wtype, layout), b).to(a.spec.dtype, a.spec.layout)
     if not isinstance(b, Tile):
         b = splat(a.spec, b)
     with builder.loc():

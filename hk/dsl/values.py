@@ -524,15 +524,15 @@ class Tile(_Register):
     shape = property(lambda self: self.spec.shape)
 
     def _compare(self, other, pred):
-        if self.spec.dtype.bits == 16:
-            # A mask is laid out as 32-bit tiles are: compare fp32 copies (exact) in the layout
+        if self.spec.dtype.is_operand:
+            # A mask is laid out as 32-bit tiles are: compare 32-bit copies (exact) in the layout
             # whose lanes hold what this tile's do (the other layout tag), and hk.where on this
-            # tile selects between fp32 copies in the mask's layout.
-            wide = "col" if self.spec.layout == "row" else "row"
+            # tile selects between 32-bit copies in the mask's layout.
+            wide, wtype = "col" if self.spec.layout == "row" else "row", self.spec.dtype.wide
             if isinstance(other, Tile):
                 check_defined(other)
-                other = other.to(types.fp32, wide) if other.spec.dtype == self.spec.dtype else other
-            return self.to(types.fp32, wide)._compare(other, pred)
+                other = other.to(wtype, wide) if other.spec.dtype == self.spec.dtype else other
+            return self.to(wtype, wide)._compare(other, pred)
         o = self._other(other)
         if o is NotImplemented:
             return NotImplemented

@@ -70,8 +70,61 @@ _divisor = functools.lru_cache(maxsize=4096)(divisor_of)  # a launch's layouts r
 
 
 def widest_k(dtype):
-    """The widest K of the traced target's 16 x 16 matrix instruction for `dtype` (CDNA4: 32)."""
-    return max(s.k for s in hk.arch.target().mma_shapes if s.a == dtype.name and s.m == 16)
+    """The widest K of the traced target's 16 x 16 matrix instruction for `dtype` (CDNA4: 32).
+    (The target's facts name an fp8 instruction by its format's OCP name.)"""
+    name = dtype.name.replace("fnuz", "")
+    return max(s.k for s in hk.arch.target().mma_shapes if s.a == name and s.m == 16)
+
+
+@hk.func
+def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, split=None):
+    """gemm_kernel's K loop: this wave's (BM / (waves/2)) x (BN/2) part of C = A·Bᵀ (B N x K),
+    or of A·B (`b_major`: B K x N), for the workgroup at block_idx (x along N, y along M),
+    accumulated in fp32 (int32 for int8 operands). `split` (its index, K steps per split): the
+    part from those steps of K only."""
+    KSTEP = KSTEP or widest_k(dtype)
+    bx = hk.arch.block_idx.x
+    by = hk.arch.block_idx.y
+    WM = waves // 2  # rows of waves
+    w = hk.arch.warp_id()
+    wm = w // 2
+    wn = w % 2
+    # B as stored (K x N), read in col layout by the transposing LDS read.
+    b_cols = b_major and hk.arch.target().lds_transpose_read is not None
+    a_lds = hk.lds.alloc(hk.ST(dtype, BM, BK, 2))
+    b_lds = hk.lds.alloc(hk.ST(dtype, BK, BN, 2) if b_cols else hk.ST(dtype, BN, BK, 2))
+    transpose = b_major and not b_cols
+
+    def b_tile(k):
+        return hk.tile_coord(0, 0, k, bx) if b_major else hk.tile_coord(0, 0, bx, k)
+
+    acc = hk.zeros(hk.RT(hk.i32 if dtype == hk.i8 else hk.fp32, BM // WM, BN // 2))
+    steps = hk.cdiv(a.cols, BK)
+    k0 = 0
+    if split is not None:
+        part, per = split
+        k0 = part * per
+        steps = hk.maximum(hk.minimum(steps - k0, per), 0)
+    hk.lds.commit(a_lds, 0, hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k0)))
+    hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(k0), transpose=transpose))
+    hk.arch.barrier()
+    for k in hk.range(steps, unroll=UNROLL):
+        buf = k % 2
+        # The next step's tiles (zeros past the last), in flight while this step multiplies.
+        a_next = hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k0 + k + 1))
+        b_next = hk.lds.issue(b_lds, b, b_tile(k0 + k + 1), transpose=transpose)
+        for kk in range(BK // KSTEP):
+            ta = a_lds[buf].subtile(BM // WM, KSTEP, wm, kk).load(hk.RT(dtype, BM // WM, KSTEP))
+            if b_cols:
+                tb = b_lds[buf].subtile(KSTEP, BN // 2, kk, wn).load(hk.RT(dtype, KSTEP, BN // 2, "col"))
+                acc = hk.mma_AB(ta, tb, acc)
+            else:
+                tb = b_lds[buf].subtile(BN // 2, KSTEP, wn, kk).load(hk.RT(dtype, BN // 2, KSTEP))
+                acc = hk.mma_ABt(ta, tb, acc)
+        hk.lds.commit(a_lds, 1 - buf, a_next)
+        hk.lds.commit(b_lds, 1 - buf, b_next)
+        hk.arch.barrier()
+    return acc
 
 
 @functools.lru_cache(maxsize=None)
@@ -105,54 +158,17 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False, waves=N
     if waves != default_waves:
         name += "_w%d" % waves
 
-    def b_tile(k, bx):
-        return hk.tile_coord(0, 0, k, bx) if b_major else hk.tile_coord(0, 0, bx, k)
-
     @hk.func
     def product(a, b, bias, c, BM, BN, BK, KSTEP, UNROLL, split=None):
         # split: (its index, K steps per split): C's part from those steps of K only, written
         # at batch index `split` of c (summed by split_sum_kernel).
-        KSTEP = KSTEP or widest_k(dtype)
-        bx = hk.arch.block_idx.x
-        by = hk.arch.block_idx.y
-        WM = waves // 2  # rows of waves
-        w = hk.arch.warp_id()
-        wm = w // 2
-        wn = w % 2
-        # B as stored (K x N), read in col layout by the transposing LDS read.
-        b_cols = b_major and hk.arch.target().lds_transpose_read is not None
-        a_lds = hk.lds.alloc(hk.ST(dtype, BM, BK, 2))
-        b_lds = hk.lds.alloc(hk.ST(dtype, BK, BN, 2) if b_cols else hk.ST(dtype, BN, BK, 2))
-        transpose = b_major and not b_cols
-        acc = hk.zeros(hk.RT(hk.fp32, BM // WM, BN // 2))
-        steps = hk.cdiv(a.cols, BK)
-        k0, part = 0, 0
-        if split is not None:
-            part, per = split
-            k0 = part * per
-            steps = hk.maximum(hk.minimum(steps - k0, per), 0)
-        hk.lds.commit(a_lds, 0, hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k0)))
-        hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(k0, bx), transpose=transpose))
-        hk.arch.barrier()
-        for k in hk.range(steps, unroll=UNROLL):
-            buf = k % 2
-            # The next step's tiles (zeros past the last), in flight while this step multiplies.
-            a_next = hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k0 + k + 1))
-            b_next = hk.lds.issue(b_lds, b, b_tile(k0 + k + 1, bx), transpose=transpose)
-            for kk in range(BK // KSTEP):
-                ta = a_lds[buf].subtile(BM // WM, KSTEP, wm, kk).load(hk.RT(dtype, BM // WM, KSTEP))
-                if b_cols:
-                    tb = b_lds[buf].subtile(KSTEP, BN // 2, kk, wn).load(hk.RT(dtype, KSTEP, BN // 2, "col"))
-                    acc = hk.mma_AB(ta, tb, acc)
-                else:
-                    tb = b_lds[buf].subtile(BN // 2, KSTEP, wn, kk).load(hk.RT(dtype, BN // 2, KSTEP))
-                    acc = hk.mma_ABt(ta, tb, acc)
-            hk.lds.commit(a_lds, 1 - buf, a_next)
-            hk.lds.commit(b_lds, 1 - buf, b_next)
-            hk.arch.barrier()
+        acc = accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, split)
+        part = 0 if split is None else split[0]
+        bx, by, w = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id()
+        WM, wm, wn = waves // 2, w // 2, w % 2
         if bias is not None:
             acc = hk.add_col(acc, bias[0, 0, 0, bx * 2 + wn].load(hk.RV(dtype, BN // 2, "row")).to(hk.fp32))
-        c[part, 0, by * WM + wm, bx * 2 + wn] = acc if out == hk.fp32 else acc.to(out)
+        c[part, 0, by * WM + wm, bx * 2 + wn] = acc if out == acc.spec.dtype else acc.to(out)
 
     grid = lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM))  # noqa: E731
     schedule = AB_SCHEDULE if b_major else None

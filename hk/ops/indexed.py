@@ -137,7 +137,7 @@ def encode_e4m3(v):
     byte = hk.where(v < 0.0, mag - 128, mag)  # bytes 128 .. 255 as the int8 they are
     byte = hk.where(1.0 / v < 0.0, mag - 128, byte)
     byte = hk.where(a >= 0.0, byte, hk.full(byte.spec, 127))  # NaN (no ordered test holds)
-    return byte.to(hk.i8)
+    return byte.to(hk.i8, "row")
 
 
 @functools.lru_cache(maxsize=None)
@@ -154,13 +154,14 @@ def kv_write_fp8_kernel(dtype, raw, width):
                  scales: hk.Tensor[hk.fp32], period: int):
         d, t = hk.arch.block_idx.x, hk.arch.block_idx.y
         s = scales.load_scalar(0, 0, 0, (d * width // period) % 2)
-        v = rows[0, 0, t, d].load(hk.RT(dtype, indices.TILE, width)).to(hk.fp32) / s
+        # fp32 in the col layout: each row stays in its lane from the bf16 rows to the bytes.
+        v = rows[0, 0, t, d].load(hk.RT(dtype, indices.TILE, width)).to(hk.fp32, "col") / s
         if raw:
             q = encode_e4m3(v)
         else:
             # The conversion saturates finite values and keeps NaN; an infinity saturates too.
             q = hk.where(hk.math.abs(v) > E4M3_MAX, hk.minimum(hk.maximum(v, -E4M3_MAX), E4M3_MAX), v)
-            q = q.to(hk.fp8e4m3)
+            q = q.to(hk.fp8e4m3, "row")
         hk.scatter(cache, hk.tile_coord(0, 0, 0, d), indices.load(slots, t, stored), q)
 
     return kv_write

@@ -30,8 +30,8 @@ def masked(ids, tile, like):
     """Indices TILE * tile .. TILE * tile + 15 as the i32 tile `load` reduces: index r in column 0
     of row r, NONE elsewhere and past the vector's end (for masking more before the reduction)."""
     # An i32 tile whose row vectors are distributed as the moved tile's are: a column-layout one
-    # for 16-bit tiles, a row-layout one for 32- and 8-bit ones.
-    spec = hk.RT(hk.i32, TILE, 16, "col" if like.bits == 16 else "row")
+    # for 16- and 8-bit tiles, a row-layout one for 32-bit ones.
+    spec = hk.RT(hk.i32, TILE, 16, "col" if like.is_operand else "row")
     words = ids[0, 0, tile, 0].load(spec)
     low = hk.where(hk.iota(spec, "col") == 0, words, NONE)
     return hk.where(hk.iota(spec, "row") < ids.rows - tile * TILE, low, NONE)

@@ -34,8 +34,8 @@ OCP fp8 runs on every target; FNUZ runs on gfx942 only, and OCP with FNUZ in one
 
 A workgroup of 4 waves owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64, each
 wave 16 x 32: a group's product is held beside the sum), reading its operands from global memory
-(past the edges they read zeros): correct, not fast (an 8-bit operand is moved into the
-matrix fragment by a lane shuffle on every hk.mma; see docs/tiles.md).
+(past the edges they read zeros) straight into the matrix fragments: correct, not fast (no LDS
+staging; see docs/performance.md).
 """
 
 import functools
@@ -43,7 +43,7 @@ import functools
 import torch
 
 import hk
-from hk.ops import registry
+from hk.ops import gemm, registry
 from hk.target import facts
 
 WM = WN = 32   # a wave's part of out
@@ -67,14 +67,16 @@ NONE, TENSOR, LINE, BLOCK = 0, 1, 2, 3
 
 
 @hk.func
-def decode_ocp(t, fmt, dtype):
-    """An int8 tile holding OCP fp8 bytes of format `fmt` as `dtype` in the row layout (a matrix
+def decode_ocp(t, fmt, dtype, layout="row"):
+    """An int8 tile holding OCP fp8 bytes of format `fmt` as `dtype` in `layout` (row: a matrix
     operand), its fields taken apart by integer operations: (2^m + mantissa) * 2^(e - bias - m)
     with m the mantissa's bits, e = 0 subnormal (mantissa * 2^(1 - bias - m)), the power of two
     made of exact fp32 products; e4m3's S.1111.111 is NaN, e5m2's exponent 31 infinity (mantissa
     0) or NaN. How the kernels read OCP bytes on gfx942 (whose fp8 MFMAs read FNUZ)."""
     ebits, mbits, bias = OCP[fmt]
-    u = t.to(hk.i32) & 255
+    # The 32-bit work in the layout whose lanes hold what t's do (an 8-bit row tile has a row in
+    # each lane, as a 32-bit col tile does): no element changes lanes on the way in.
+    u = t.to(hk.i32, "col" if t.spec.layout == "row" else "row") & 255
     e = (u >> mbits) & ((1 << ebits) - 1)
     m = u & ((1 << mbits) - 1)
     mant = (m + hk.where(e != 0, hk.full(e.spec, 1 << mbits), 0)).to(hk.fp32)
@@ -88,7 +90,32 @@ def decode_ocp(t, fmt, dtype):
     else:
         v = hk.where((u & 124) == 124, hk.where(m == 0, hk.full(v.spec, float("inf")), float("nan")), v)
     v = hk.where(u >= 128, -v, v)
-    return v.to(dtype, "row")
+    return v.to(dtype, layout)
+
+
+@hk.func
+def epilogue(acc, sa, sb, bias, adj, azp_, c, r, cc, a_mode, b_mode, azp, out):
+    """c's tile (r, cc) (in units of acc's shape) from a wave's accumulator: the zero-point
+    correction (int8; azp None, "adj" or "token"), then scale_b, scale_a (NONE, TENSOR or LINE
+    modes), then the bias, in vLLM's order, in fp32; written as `out`."""
+    rows, cols = acc.spec.rows, acc.spec.cols
+    if azp == "adj":
+        acc = hk.sub_col(acc, adj[0, 0, 0, cc].load(hk.RV(hk.i32, cols, "row")))
+    elif azp == "token":
+        correction = hk.broadcast(adj[0, 0, 0, cc].load(hk.RV(hk.i32, cols, "row")), hk.RT(hk.i32, rows, cols))
+        acc = acc - hk.mul_row(correction, azp_[0, 0, 0, r].load(hk.RV(hk.i32, rows, "col")))
+    v = acc.to(hk.fp32) if acc.spec.dtype == hk.i32 else acc
+    if b_mode == LINE:
+        v = hk.mul_col(v, sb[0, 0, 0, cc].load(hk.RV(hk.fp32, cols, "row")))
+    if b_mode == TENSOR:
+        v = v * sb.load_scalar(0, 0, 0, 0)
+    if a_mode == LINE:
+        v = hk.mul_row(v, sa[0, 0, 0, r].load(hk.RV(hk.fp32, rows, "col")))
+    if a_mode == TENSOR:
+        v = v * sa.load_scalar(0, 0, 0, 0)
+    if bias is not None:
+        v = hk.add_col(v, bias[0, 0, 0, cc].load(hk.RV(out, cols, "row")).to(hk.fp32))
+    c[0, 0, r, cc] = v.to(out)
 
 
 @functools.lru_cache(maxsize=None)
@@ -151,24 +178,7 @@ def mm8_kernel(a_type, b_type, compute, out, with_bias=False, azp=None, block=Fa
         else:
             for k in hk.range(hk.cdiv(a.cols, ks)):
                 acc = step(a, bt, r, cc, k, acc)
-        if azp == "adj":
-            acc = hk.sub_col(acc, adj[0, 0, 0, cc].load(hk.RV(hk.i32, WN, "row")))
-        elif azp == "token":
-            correction = hk.broadcast(adj[0, 0, 0, cc].load(hk.RV(hk.i32, WN, "row")), hk.RT(hk.i32, wm, WN))
-            acc = acc - hk.mul_row(correction, azp_[0, 0, 0, r].load(hk.RV(hk.i32, wm, "col")))
-        v = acc.to(hk.fp32) if integer else acc
-        # vLLM's order: scale_b first, then scale_a, then the bias.
-        if b_mode == LINE:
-            v = hk.mul_col(v, sb[0, 0, 0, cc].load(hk.RV(hk.fp32, WN, "row")))
-        if b_mode == TENSOR:
-            v = v * sb.load_scalar(0, 0, 0, 0)
-        if a_mode == LINE:
-            v = hk.mul_row(v, sa[0, 0, 0, r].load(hk.RV(hk.fp32, wm, "col")))
-        if a_mode == TENSOR:
-            v = v * sa.load_scalar(0, 0, 0, 0)
-        if bias is not None:
-            v = hk.add_col(v, bias[0, 0, 0, cc].load(hk.RV(out, WN, "row")).to(hk.fp32))
-        c[0, 0, r, cc] = v.to(out)
+        epilogue(acc, sa, sb, bias, adj, azp_, c, r, cc, a_mode, b_mode, azp, out)
 
     grid = lambda p: (hk.cdiv(p.c.cols, 2 * WN), hk.cdiv(p.c.rows, 2 * wm))  # noqa: E731
     A, B, F = hk.Tensor[stored[0]], hk.Tensor[stored[1]], hk.Tensor[hk.fp32]
@@ -193,6 +203,38 @@ def mm8_kernel(a_type, b_type, compute, out, with_bias=False, azp=None, block=Fa
         def mm8(a: A, bt: B, sa: F, sb: F, c: C, a_mode: int, b_mode: int):
             body(a, bt, sa, sb, None, None, None, c, a_mode, b_mode)
     return hk.kernel(grid=grid, warps=WAVES, name=name)(mm8)
+
+
+@functools.lru_cache(maxsize=None)
+def mm8_fast_kernel(dtype, out, with_bias=False):
+    """out = a · btᵀ scaled (modes NONE, TENSOR or LINE), for operands the target's 8-bit matrix
+    instruction reads as stored (int8; fp8 in the target's format): gemm_kernel's schedule
+    (gemm.accumulate: 4 waves, 128 x 128 of out per workgroup, K through two LDS buffers with
+    the next step's loads in flight), each 8-bit tile read from LDS straight into the matrix
+    fragments; the epilogue mm8_kernel's. Rows of a and bt must be 16-byte multiples.
+
+    Arguments: a, bt, sa, sb[, bias], c, a_mode, b_mode."""
+    name = "mm8_fast_%s_%s%s" % (dtype.name, out.name, "_bias" if with_bias else "")
+
+    @hk.func
+    def body(a, bt, sa, sb, bias, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL):
+        acc = gemm.accumulate(a, bt, dtype, WAVES, False, BM, BN, BK, KSTEP, UNROLL)
+        w = hk.arch.warp_id()
+        r = hk.arch.block_idx.y * (WAVES // 2) + w // 2
+        cc = hk.arch.block_idx.x * 2 + w % 2
+        epilogue(acc, sa, sb, bias, None, None, c, r, cc, a_mode, b_mode, None, out)
+
+    grid = lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM))  # noqa: E731
+    A, F, C = hk.Tensor[dtype], hk.Tensor[hk.fp32], hk.Tensor[out]
+    if with_bias:
+        def mm8_fast(a: A, bt: A, sa: F, sb: F, bias: C, c: C, a_mode: int, b_mode: int, *,
+                     BM=128, BN=128, BK=64, KSTEP=0, UNROLL=2):  # BK: 64 bytes, as the 16-bit GEMM's
+            body(a, bt, sa, sb, bias, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL)
+    else:
+        def mm8_fast(a: A, bt: A, sa: F, sb: F, c: C, a_mode: int, b_mode: int, *,
+                     BM=128, BN=128, BK=64, KSTEP=0, UNROLL=2):
+            body(a, bt, sa, sb, None, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL)
+    return hk.kernel(grid=grid, warps=WAVES, name=name)(mm8_fast)
 
 
 def _tname(t):
@@ -305,9 +347,13 @@ def launch_int8(a, b, scale_a, scale_b, bias, azp_adj, azp, out):
         extra.append(_vector(op, "azp", azp, m, torch.int32, a, "per token ([M] or [M, 1], M = %d)" % m))
     if m == 0 or n == 0:
         return
-    kernel = mm8_kernel(hk.i8, hk.i8, hk.i8, out_type, bias is not None,
-                        None if azp_adj is None else "adj" if azp is None else "token")
-    operands = [a2, _transposed(bt), sa, sb] + ([bias] if bias is not None else []) + extra + [c]
+    bt = _transposed(bt)
+    if azp_adj is None and not gemm.in_pieces(a2, bt):
+        kernel = mm8_fast_kernel(hk.i8, out_type, bias is not None)
+    else:
+        kernel = mm8_kernel(hk.i8, hk.i8, hk.i8, out_type, bias is not None,
+                            None if azp_adj is None else "adj" if azp is None else "token")
+    operands = [a2, bt, sa, sb] + ([bias] if bias is not None else []) + extra + [c]
     kernel(*operands, a_mode, b_mode)
 
 
@@ -393,7 +439,10 @@ def launch_fp8(a, b, scale_a, scale_b, bias, out):
     one = None
     if sa is None or sb is None:  # the kernel reads a tensor it is told to ignore
         one = torch.ones(1, dtype=torch.float32, device=a.device)
-    kernel = mm8_kernel(a_type, b_type, compute, out_type, bias is not None, None, block)
+    if not block and a_type == b_type == compute and not gemm.in_pieces(a2, bt):
+        kernel = mm8_fast_kernel(compute, out_type, bias is not None)
+    else:
+        kernel = mm8_kernel(a_type, b_type, compute, out_type, bias is not None, None, block)
     operands = [a2, bt, one if sa is None else sa, one if sb is None else sb] + ([bias] if bias is not None else [])
     kernel(*operands, c, a_mode, b_mode)
 

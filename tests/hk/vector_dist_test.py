@@ -1,6 +1,6 @@
 """A row or column vector taken from a tile of one element width and layout, used with a tile of
 another: the tile library holds a vector in the lanes of the tile it belongs to, and those
-differ between 8- and 32-bit tiles (the accumulator pattern), 16-bit ones (the operand pattern)
+differ between 32-bit tiles (the accumulator pattern), 16- and 8-bit ones (the operand pattern)
 and the two layouts. Every such pair, per row and per column, broadcast onto a tile (sub_row /
 sub_col), repeated into one (hk.broadcast) and as the init of a reduction, is accepted and
 compiles for every target; on gfx1100 and gfx950 the interpreter and the emulator both compute
@@ -28,10 +28,12 @@ AXES = ("row", "col")  # row_max (one element per row) or col_max (one per colum
 
 @hk.kernel(grid=(1,))
 def vector_uses(x: hk.Tensor[hk.fp32], y: hk.Tensor[hk.fp32], o: hk.Tensor[hk.fp32],
-                ov: hk.Tensor[hk.fp32], *, AXIS="row", OP="sub", SRC=None):
-    # SRC: only the vectors of tiles of that (width, layout) (None: all), as more than a few
-    # pairs' stores at once outgrow gfx950's SGPRs.
-    for k, ((sw, sl), (uw, ul)) in [(k, pair) for k, pair in enumerate(PAIRS) if SRC in (None, pair[0])]:
+                ov: hk.Tensor[hk.fp32], *, AXIS="row", OP="sub", SRC=None, USE=None):
+    # SRC: only the vectors of tiles of that (width, layout), USE: only their uses with tiles of
+    # the first (0) or the second (1) half of KINDS (None: all), as more than a few pairs'
+    # stores at once outgrow gfx950's SGPRs.
+    for k, ((sw, sl), (uw, ul)) in [(k, pair) for k, pair in enumerate(PAIRS) if SRC in (None, pair[0])
+                                    and USE in (None, KINDS.index(pair[1]) * 2 // len(KINDS))]:
         a = x[0, 0, 0, 0].load(hk.RT(hk.fp32, ROWS, COLS)).to(WIDTHS[sw], sl)
         u = y[0, 0, 0, 0].load(hk.RT(hk.fp32, ROWS, COLS)).to(WIDTHS[uw], ul)
         v = hk.row_max(a) if AXIS == "row" else hk.col_max(a)
@@ -96,7 +98,8 @@ def test_interpreter_and_emulator_compute_torchs_answer(monkeypatch, arch, op, a
         monkeypatch.setenv("HK_DEVICE", device)
         args = make_args(axis)
         for kind in KINDS:
-            vector_uses(*args, AXIS=axis, OP=op, SRC=kind)
+            for half in (0, 1):
+                vector_uses(*args, AXIS=axis, OP=op, SRC=kind, USE=half)
         got = args[3] if op == "init" else args[2][:, 0]
         for k, pair in enumerate(PAIRS):
             assert torch.equal(got[k], want[k]), "%s on %s, %s %s, %s: %s != %s" % (

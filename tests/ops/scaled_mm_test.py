@@ -5,7 +5,9 @@ per tensor, rowwise, with 128 x 128 block scales, W8A16, e5m2 and mixed formats;
 ragged K, batched a; on the interpreter and the emulator: int8 on gfx1100, gfx942, gfx950 and
 gfx1201, fp8 on gfx1100 (converted to bf16), gfx1201 and gfx950 (fp8 instructions) and gfx942
 (OCP bytes decoded by the kernel, checked for every byte; FNUZ on its fp8 instructions, and an
-OCP checkpoint converted to FNUZ as vLLM does on MI300X gives the OCP answer). Then opcheck, torch.compile,
+OCP checkpoint converted to FNUZ as vLLM does on MI300X gives the OCP answer); the LDS-staged
+kernels (int8 and native fp8 with 16-byte rows) at M, N and K past every edge of their schedule,
+and which calls take them. Then opcheck, torch.compile,
 every argument refused, and each kernel through the gates on every target."""
 
 import pytest
@@ -125,6 +127,42 @@ def test_int8_on_the_emulator(monkeypatch, arch):
         close(got, want)
         on(monkeypatch, "interp", arch)
         assert torch.equal(got, torch.ops.hk.int8_scaled_mm(a, b, sa, sb, out_dtype, bias_, azp_adj, azp_))
+
+
+def fast_calls(monkeypatch):
+    """The (dtype, out, bias) of each LDS-staged kernel hk.ops asks mm8 for from here on."""
+    calls, build = [], mm8.mm8_fast_kernel
+    monkeypatch.setattr(mm8, "mm8_fast_kernel", lambda *key: calls.append(key) or build(*key))
+    return calls
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx942", "gfx950", "gfx1201"])
+def test_int8_lds_staged_on_the_emulator(monkeypatch, arch):
+    # M, N and K past a workgroup's 128 x 128 and a step's 64: every edge of the schedule.
+    a, b, scale_a, scale_b, bias, adj, azp = int8_operands(133, 144, 208, seed=4)
+    calls = fast_calls(monkeypatch)
+    for modes, out_dtype in ((("token", "channel", True, None), torch.bfloat16),
+                             (("tensor", "tensor", False, None), torch.float16)):
+        sa, sb, bias_, _, _ = int8_case(a, b, scale_a, scale_b, bias, adj, azp, modes, out_dtype)
+        want = int8_reference(a, b, sa, sb, bias_)
+        on(monkeypatch, "emu", arch)
+        got = torch.ops.hk.int8_scaled_mm(a, b, sa, sb, out_dtype, bias_)
+        close(got, want)
+        on(monkeypatch, "interp", arch)
+        assert torch.equal(got, torch.ops.hk.int8_scaled_mm(a, b, sa, sb, out_dtype, bias_))
+    assert calls == [(hk.i8, hk.bf16, True)] * 2 + [(hk.i8, hk.fp16, False)] * 2  # emulator, interpreter
+
+
+def test_which_int8_calls_take_the_lds_staged_kernel(interp, monkeypatch):
+    calls = fast_calls(monkeypatch)
+    a, b, scale_a, scale_b, bias, adj, azp = int8_operands(5, 64, 96)
+    torch.ops.hk.int8_scaled_mm(a, b, scale_a, scale_b, torch.bfloat16)
+    assert calls == [(hk.i8, hk.bf16, False)]
+    torch.ops.hk.int8_scaled_mm(a, b, scale_a, scale_b, torch.bfloat16, None, adj)  # a zero point
+    torch.ops.hk.int8_scaled_mm(a, b, scale_a, scale_b, torch.bfloat16, None, adj, azp)
+    a, b, scale_a, scale_b, bias, adj, azp = int8_operands(5, 64, 100)  # rows of 100 bytes
+    torch.ops.hk.int8_scaled_mm(a, b, scale_a, scale_b, torch.bfloat16)
+    assert calls == [(hk.i8, hk.bf16, False)]
 
 
 # fp8 --------------------------------------------------------------------------------------------
@@ -255,6 +293,31 @@ def test_fp8_on_the_emulator(monkeypatch, arch):
         close(got, want, slack)
         on(monkeypatch, "interp", arch)
         close(torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias), want, slack)
+
+
+@pytest.mark.parametrize("arch, dtype", [("gfx950", E4), ("gfx1201", E5), ("gfx942", E4Z)])
+def test_fp8_lds_staged_on_the_emulator(monkeypatch, arch, dtype):
+    m, n, k = 133, 144, 208
+    calls = fast_calls(monkeypatch)
+    for case in (("row", dtype, dtype, True, torch.bfloat16), ("tensor", dtype, dtype, False, torch.float32)):
+        a, b, sa, sb, bias = fp8_case(*case, m, n, k, seed=5)
+        want, slack = fp8_reference(a, b, sa, sb, bias)
+        on(monkeypatch, "emu", arch)
+        close(torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias), want, slack)
+    fp8 = {E4: hk.fp8e4m3, E5: hk.fp8e5m2, E4Z: hk.fp8e4m3fnuz}[dtype]
+    assert calls == [(fp8, hk.bf16, True), (fp8, hk.fp32, False)]
+
+
+def test_which_fp8_calls_take_the_lds_staged_kernel(monkeypatch):
+    calls = fast_calls(monkeypatch)
+    on(monkeypatch, "interp", "gfx950")
+    for case in (("row", E4, E4, False, torch.bfloat16), ("block", E4, E4, False, torch.bfloat16),
+                 ("row", E4, E5, False, torch.bfloat16), ("w8a16", torch.bfloat16, E4, False, torch.bfloat16)):
+        a, b, sa, sb, bias = fp8_case(*case, 5, 256, 256)  # (at K 128 blocks are rows)
+        torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias)
+    on(monkeypatch, "interp", "gfx1100")  # no fp8 instruction: converted to bf16
+    torch.ops.hk.scaled_mm(*fp8_case("row", E4, E4, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
+    assert calls == [(hk.fp8e4m3, hk.bf16, False)]
 
 
 def test_which_instruction_each_target_runs():
@@ -466,6 +529,16 @@ def test_the_kernels_pass_the_gates(arch):
             native.append(mm8.mm8_kernel(z, z, z, hk.bf16, True, None, block))
             native.append(mm8.mm8_kernel(z, z, z, hk.fp32, True, None, block))
             kernels.append(mm8.mm8_kernel(hk.bf16, z, hk.bf16, hk.bf16, True, None, block))
+    fast = [mm8.mm8_fast_kernel(hk.i8, hk.bf16, True), mm8.mm8_fast_kernel(hk.i8, hk.fp16, False)]
+    if target.fp8_format:
+        z = hk.fp8e4m3fnuz if target.fp8_format == "fnuz" else hk.fp8e4m3
+        fast += [mm8.mm8_fast_kernel(z, hk.bf16, True), mm8.mm8_fast_kernel(z, hk.fp32, False)]
+    for kernel in fast:  # (rows of 16-byte multiples only)
+        built = kernel.build(arch, divisors=16)
+        assert built.meta.spills == 0, built.report()
+        mnemonics = {line.mnemonic for line in disasm.disassemble(built.code_object, arch)}
+        assert any(m.startswith(("v_wmma_", "v_mfma_")) and ("i8" in m or "iu8" in m or "fp8" in m) for m in mnemonics), \
+            sorted(mnemonics)
     for kernel in kernels + native:
         for divisors in (16, 1):
             built = kernel.build(arch, divisors=divisors)

@@ -74,34 +74,23 @@ extern "C" __global__ void __launch_bounds__(WAVE) hk_vectors(gl<float> in, gl<b
   store(out, b, idx);
 }
 
-// Float8 (OCP and FNUZ) and int8 tiles: quantize an fp32 tile and read it back.
-extern "C" __global__ void __launch_bounds__(WAVE) hk_fp8(gl<float> in, gl<fp8e4m3> q4, gl<fp8e5m2> q5, gl<int8_t> q8,
-                                                          gl<fp8e4m3fnuz> z4, gl<fp8e5m2fnuz> z5, gl<float> out) {
+// Float8 (OCP and FNUZ) and int8 tiles: quantize an fp32 tile, store it, and read it back
+// (from the accumulator's row_l to an operand-laid-out 8-bit row_l: a transpose each way).
+template <class Q>
+__device__ void round_trip(const gl<float>& in, const gl<Q>& q, const gl<float>& out) {
   const coord idx{0, 0, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x)};
   rt<float, 16, 64> x, y;
-  rt<fp8e4m3, 16, 64> a;
-  rt<fp8e5m2, 16, 64> b;
-  rt<int8_t, 16, 64> c;
-  rt<fp8e4m3fnuz, 16, 64> d;
-  rt<fp8e5m2fnuz, 16, 64> e;
+  rt<Q, 16, 64> t;
   load(x, in, idx);
-  copy(a, x);
-  copy(b, x);
-  copy(c, x);
-  copy(d, x);
-  copy(e, x);
-  store(q4, a, idx);
-  store(q5, b, idx);
-  store(q8, c, idx);
-  store(z4, d, idx);
-  store(z5, e, idx);
-  copy(y, a);
-  add(x, x, y);
-  copy(y, b);
-  add(x, x, y);
-  copy(y, d);
-  add(x, x, y);
-  copy(y, e);
+  copy(t, x);
+  store(q, t, idx);
+  copy(y, t);
   add(x, x, y);
   store(out, x, idx);
 }
+
+extern "C" __global__ void __launch_bounds__(WAVE) hk_fp8e4m3(gl<float> in, gl<fp8e4m3> q, gl<float> out) { round_trip(in, q, out); }
+extern "C" __global__ void __launch_bounds__(WAVE) hk_fp8e5m2(gl<float> in, gl<fp8e5m2> q, gl<float> out) { round_trip(in, q, out); }
+extern "C" __global__ void __launch_bounds__(WAVE) hk_int8(gl<float> in, gl<int8_t> q, gl<float> out) { round_trip(in, q, out); }
+extern "C" __global__ void __launch_bounds__(WAVE) hk_fp8e4m3fnuz(gl<float> in, gl<fp8e4m3fnuz> q, gl<float> out) { round_trip(in, q, out); }
+extern "C" __global__ void __launch_bounds__(WAVE) hk_fp8e5m2fnuz(gl<float> in, gl<fp8e5m2fnuz> q, gl<float> out) { round_trip(in, q, out); }

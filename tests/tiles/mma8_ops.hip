@@ -10,9 +10,9 @@ __device__ void four_forms8(const gl<T>& in, const gl<Acc>& out) {
   const coord idx{0, 0, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.x)};
   rt<T, 16, 64, row_l> a_row;   // MxK
   rt<T, 64, 16, col_l> a_col;   // KxM
-  rt<T, 64, 32, col_l> b_col;   // KxN
-  rt<T, 32, 64, row_l> b_row;   // NxK
-  rt<Acc, 16, 32> d;
+  rt<T, 64, 16, col_l> b_col;   // KxN
+  rt<T, 16, 64, row_l> b_row;   // NxK
+  rt<Acc, 16, 16> d;
   load(a_row, in, idx);
   load(a_col, in, idx);
   load(b_col, in, idx);

@@ -63,8 +63,12 @@ static LogicalResult expectSameShape(Operation *op, StringRef what, Type expecte
 }
 
 static bool isFloat(Type t) { return isa<FloatType>(t); }
-// bf16 and f16: laid out as matrix operands, unlike every other element type (and masks).
-static bool is16Bit(Type t) { return t.isBF16() || t.isF16(); }
+// The matrix operand types (bf16, f16, i8 and the fp8 types): laid out as matrix operands,
+// unlike every other element type (and masks).
+static bool isOperandType(Type t) {
+  return t.isBF16() || t.isF16() || t.isSignlessInteger(8) || isa<Float8E4M3FNType, Float8E5M2Type,
+         Float8E4M3FNUZType, Float8E5M2FNUZType>(t);
+}
 
 static LogicalResult verifyIndices(Operation *op, size_t count) {
   if (count != 4)
@@ -316,10 +320,10 @@ LogicalResult CmpOp::verify() {
   if (result.getRows() != lhs.getRows() || result.getCols() != lhs.getCols())
     return emitOpError() << "expected a mask of shape " << lhs.getRows() << "x" << lhs.getCols()
                          << " but got " << result.getRows() << "x" << result.getCols();
-  // A mask is laid out as 32-bit tiles are, which 16-bit tiles are not.
-  if (is16Bit(lhs.getElementType()))
-    return emitOpError() << "cannot compare 16-bit tiles (" << lhs.getElementType()
-                         << "): a mask is laid out as a 32-bit tile; compare f32 copies (hk.cast)";
+  // A mask is laid out as 32-bit tiles are, which 16- and 8-bit tiles are not.
+  if (isOperandType(lhs.getElementType()))
+    return emitOpError() << "cannot compare " << lhs.getElementType()
+                         << " tiles: a mask is laid out as a 32-bit tile; compare f32 or i32 copies (hk.cast)";
   if (auto rhs = dyn_cast<RegisterTileType>(getRhs().getType()))
     return expectSameShape(*this, "rhs", lhs, rhs);
   if (isa<RegisterVectorType>(getRhs().getType()))
@@ -334,9 +338,9 @@ LogicalResult SelectOp::verify() {
   if (mask.getRows() != value.getRows() || mask.getCols() != value.getCols())
     return emitOpError() << "expected a mask of shape " << value.getRows() << "x" << value.getCols()
                          << " but got " << mask.getRows() << "x" << mask.getCols();
-  if (is16Bit(value.getElementType()))
-    return emitOpError() << "cannot select between 16-bit tiles (" << value.getElementType()
-                         << "): a mask is laid out as a 32-bit tile; select between f32 copies (hk.cast)";
+  if (isOperandType(value.getElementType()))
+    return emitOpError() << "cannot select between " << value.getElementType()
+                         << " tiles: a mask is laid out as a 32-bit tile; select between f32 or i32 copies (hk.cast)";
   return success();
 }
 

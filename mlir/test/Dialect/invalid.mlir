@@ -403,16 +403,32 @@ func.func @f(%m: !hk.rt<f32, 16x16, row>, %t: !hk.rt<f32, 16x16, row>) {
 // -----
 
 func.func @f(%t: !hk.rt<bf16, 16x16, row>, %x: bf16) {
-  // expected-error @+1 {{'hk.cmp' op cannot compare 16-bit tiles ('bf16'): a mask is laid out as a 32-bit tile; compare f32 copies (hk.cast)}}
+  // expected-error @+1 {{'hk.cmp' op cannot compare 'bf16' tiles: a mask is laid out as a 32-bit tile; compare f32 or i32 copies (hk.cast)}}
   %m = hk.cmp gt %t, %x : !hk.rt<bf16, 16x16, row>, bf16 -> !hk.rt<i1, 16x16, row>
   return
 }
 
 // -----
 
+func.func @f(%t: !hk.rt<i8, 16x16, row>, %x: i8) {
+  // expected-error @+1 {{'hk.cmp' op cannot compare 'i8' tiles: a mask is laid out as a 32-bit tile; compare f32 or i32 copies (hk.cast)}}
+  %m = hk.cmp gt %t, %x : !hk.rt<i8, 16x16, row>, i8 -> !hk.rt<i1, 16x16, row>
+  return
+}
+
+// -----
+
 func.func @f(%m: !hk.rt<i1, 16x16, row>, %t: !hk.rt<f16, 16x16, col>) {
-  // expected-error @+1 {{'hk.select' op cannot select between 16-bit tiles ('f16'): a mask is laid out as a 32-bit tile; select between f32 copies (hk.cast)}}
+  // expected-error @+1 {{'hk.select' op cannot select between 'f16' tiles: a mask is laid out as a 32-bit tile; select between f32 or i32 copies (hk.cast)}}
   %r = hk.select %m, %t, %t : !hk.rt<i1, 16x16, row>, !hk.rt<f16, 16x16, col>
+  return
+}
+
+// -----
+
+func.func @f(%m: !hk.rt<i1, 16x16, row>, %t: !hk.rt<f8E4M3FN, 16x16, row>) {
+  // expected-error @+1 {{'hk.select' op cannot select between 'f8E4M3FN' tiles: a mask is laid out as a 32-bit tile; select between f32 or i32 copies (hk.cast)}}
+  %r = hk.select %m, %t, %t : !hk.rt<i1, 16x16, row>, !hk.rt<f8E4M3FN, 16x16, row>
   return
 }
 

@@ -2,8 +2,8 @@
 // where the target has them, fp8e4m3 / fp8e5m2 (OCP: gfx12, gfx950) or fp8e4m3fnuz / fp8e5m2fnuz
 // (FNUZ: gfx942) (fp32 accumulator). The verifier refuses the other format before C++ is written.
 //
-// a and b are one strip's operand bytes in the target's 16-bit operand pattern (opnd_pattern):
-// hk::mma moves 8-bit operand tiles into it first (see ops/warp/mma/mma.cuh). Per family:
+// a and b are one strip's operand bytes in the target's operand pattern (opnd_pattern), where
+// 8-bit register tiles keep them (types/register/layout.cuh). Per family:
 //
 //  - rdna3 (gfx11): v_wmma_i32_16x16x16_iu8, 16 bytes per lane, k = slot, duplicated in both
 //    lane groups, exactly the operand pattern. No fp8.

@@ -130,6 +130,8 @@ inline constexpr bool is_element =
     __is_same(T, int8_t) || __is_same(T, bool) || is_fp8<T>;
 
 template <class T> inline constexpr bool is_16bit = __is_same(T, bf16) || __is_same(T, fp16);
+// The matrix operand types (16-bit and 8-bit): laid out as the matrix cores read their operands.
+template <class T> inline constexpr bool is_operand_type = is_16bit<T> || __is_same(T, int8_t) || is_fp8<T>;
 
 // The type an element computes in.
 template <class T> struct compute_type { using type = float; };

@@ -5,14 +5,16 @@
 // pattern's minor_of(slot, lane/16) says which index). Which dimension is major follows from the
 // matrix cores:
 //
-//   16-bit (bf16, fp16) tiles use the operand pattern; row_l puts a row in each lane (the A
-//     operand of an MxK tile, the B operand of mma_ABt's NxK tile), col_l a column (the B operand
-//     of a KxN tile). A row_l tile reads rows of 8+ contiguous elements: 128-bit loads.
-//   Every other type (float, int32, int8, fp8, bool) uses the accumulator pattern; row_l is the
-//     layout the MMA writes: a column in each lane (col = lane%16), rows spread over the slots.
-//     col_l is its transpose (a row in each lane).
+//   Operand types (bf16, fp16, int8, fp8) use the operand pattern; row_l puts a row in each lane
+//     (the A operand of an MxK tile, the B operand of mma_ABt's NxK tile), col_l a column (the B
+//     operand of a KxN tile). A row_l tile reads rows of 8+ contiguous elements: 64- and
+//     128-bit loads. An 8-bit tile holds its K in the same slots as a 16-bit one, a byte each:
+//     what each family's 8-bit instruction reads (arch/mma8.cuh), so hk::mma moves nothing.
+//   Every other type (float, int32, bool) uses the accumulator pattern; row_l is the layout the
+//     MMA writes: a column in each lane (col = lane%16), rows spread over the slots. col_l is
+//     its transpose (a row in each lane).
 //
-// So for a given tile: rows are major exactly when (16-bit) == (row_l).
+// So for a given tile: rows are major exactly when (operand type) == (row_l).
 #pragma once
 
 #include "../../arch/arch.cuh"
@@ -28,7 +30,7 @@ template <class L> inline constexpr bool is_layout = __is_same(L, row_l) || __is
 template <class L> using flip_layout = __type_pack_element<L::is_row ? 1 : 0, row_l, col_l>;
 
 template <class T>
-using pattern_for = __type_pack_element<is_16bit<T> ? 1 : 0, arch::acc_pattern, arch::opnd_pattern>;
+using pattern_for = __type_pack_element<is_operand_type<T> ? 1 : 0, arch::acc_pattern, arch::opnd_pattern>;
 
 namespace detail {
 

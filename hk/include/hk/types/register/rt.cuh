@@ -15,7 +15,7 @@ struct rt {
   using layout = L;
   using pattern = pattern_for<T>;
   static constexpr int rows = R, cols = C;
-  static constexpr bool rows_major = is_16bit<T> == L::is_row;
+  static constexpr bool rows_major = is_operand_type<T> == L::is_row;
   static constexpr int major = rows_major ? R : C;   // across lanes, strips of 16
   static constexpr int minor = rows_major ? C : R;   // along each lane's slots
   static constexpr int strips = major / 16;

@@ -8,15 +8,11 @@
 // a and b have one element type: bf16 or fp16 (d and c rt<float, M, N, row_l>), int8_t (d and c
 // rt<int32_t, M, N, row_l>) or, in the format the target's matrix cores read, fp8e4m3 / fp8e5m2
 // (OCP) or fp8e4m3fnuz / fp8e5m2fnuz (FNUZ) (rt<float, ...>).
-// For 16-bit operands, in all four forms the operand whose rows (or columns) are M sits with M
-// across lanes and K along the slots, which is exactly the matrix cores' A fragment; likewise N
-// for B. So each form is the same loop of arch::mma_block over the (M/16) x (N/16) output
-// blocks, without data movement.
-//
-// 8-bit tiles use the accumulator pattern (layout.cuh: the layout quantization and conversions
-// from fp32 want), which puts K across lanes. hk::mma first moves each 8-bit operand, as raw
-// bytes, into the 16-bit operand pattern with M (or N) across lanes (a lane shuffle,
-// conversions.cuh's relayout), then runs arch::mma8_block on it.
+// In all four forms the operand whose rows (or columns) are M sits with M across lanes and K
+// along the slots, which is exactly the matrix cores' A fragment; likewise N for B (an 8-bit
+// tile holds the same slots as a 16-bit one, a byte each: layout.cuh). So each form is the same
+// loop of arch::mma_block (arch::mma8_block) over the (M/16) x (N/16) output blocks, without
+// data movement.
 #pragma once
 
 #include "../../../types/register/rt.cuh"
@@ -24,35 +20,6 @@
 
 namespace hk {
 namespace detail {
-
-// The raw bytes of an 8-bit register tile, in a given pattern and major dimension: what
-// relayout moves (as bytes, so no element is converted on the way).
-template <class P, bool ROWS, int R, int C>
-struct bytes8 {
-  using dtype = uint8_t;
-  using pattern = P;
-  static constexpr bool rows_major = ROWS;
-  static constexpr int rows = R, cols = C;
-  static constexpr int major = ROWS ? R : C, minor = ROWS ? C : R;
-  static constexpr int strips = major / 16;
-  static constexpr int slots = P::template slots<minor>();
-  uint8_t data[strips][slots];
-};
-
-// An 8-bit operand tile as operand fragments: its rows across lanes for row_l, its columns for
-// col_l (the 16-bit convention), K along the slots in the operand pattern.
-template <class X>
-using operand8 = bytes8<arch::opnd_pattern, X::layout::is_row, X::rows, X::cols>;
-
-template <class X>
-HK_DEV operand8<X> to_operand8(const X& x) {
-  bytes8<typename X::pattern, X::rows_major, X::rows, X::cols> raw;
-  static_assert(sizeof(raw.data) == sizeof(x.data), "hk::mma: 8-bit tile of unexpected size");
-  __builtin_memcpy(&raw.data, &x.data, sizeof(raw.data));
-  operand8<X> out;
-  relayout<false>(out, raw);
-  return out;
-}
 
 template <class D, class A, class B, class C>
 HK_DEV void mma(D& d, const A& a, const B& b, const C& c) {
@@ -65,16 +32,16 @@ HK_DEV void mma(D& d, const A& a, const B& b, const C& c) {
     static_assert(__is_same(D, rt<Acc, D::rows, D::cols, row_l>) && __is_same(C, D),
                   "hk::mma: d and c must be the same rt<int32_t, M, N, row_l> for int8_t operands, "
                   "rt<float, M, N, row_l> for fp8");
-    const operand8<A> fa = to_operand8(a);
-    const operand8<B> fb = to_operand8(b);
-    static_assert(operand8<A>::major == D::rows, "hk::mma: a's M does not match d");
-    static_assert(operand8<B>::major == D::cols, "hk::mma: b's N does not match d");
-    static_assert(operand8<A>::minor == operand8<B>::minor, "hk::mma: a and b have different K");
-    constexpr int K = operand8<A>::minor;
+    static_assert(A::rows_major ? A::rows == D::rows : A::cols == D::rows, "hk::mma: a's M does not match d");
+    static_assert(B::rows_major ? B::rows == D::cols : B::cols == D::cols, "hk::mma: b's N does not match d");
+    static_assert(A::minor == B::minor, "hk::mma: a and b have different K");
+    constexpr int K = A::minor;
     if (static_cast<const void*>(&d) != static_cast<const void*>(&c)) d = c;
     unroll<D::rows / 16>([&](auto m) {
       unroll<D::cols / 16>([&](auto n) {
-        arch::mma8_block<T, K>(&d.data[n][arch::acc_block_slots * m], fa.data[m], fb.data[n]);
+        arch::mma8_block<T, K>(&d.data[n][arch::acc_block_slots * m],
+                               reinterpret_cast<const uint8_t*>(a.data[m]),
+                               reinterpret_cast<const uint8_t*>(b.data[n]));
       });
     });
   } else {
