@@ -77,18 +77,13 @@ def widest_k(dtype):
 
 
 @hk.func
-def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, split=None):
-    """gemm_kernel's K loop: this wave's (BM / (waves/2)) x (BN/2) part of C = A·Bᵀ (B N x K),
-    or of A·B (`b_major`: B K x N), for the workgroup at block_idx (x along N, y along M),
-    accumulated in fp32 (int32 for int8 operands). `split` (its index, K steps per split): the
-    part from those steps of K only."""
+def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, wm, wn, split=None):
+    """gemm_kernel's K loop: the (BM / (waves/2)) x (BN/2) part (wm, wn) of C = A·Bᵀ (B N x K),
+    or of A·B (`b_major`: B K x N), that wave (wm, wn) of workgroup (bx, by) (x along N, y
+    along M) owns, accumulated in fp32 (int32 for int8 operands). `split` (its index, K steps
+    per split): the part from those steps of K only."""
     KSTEP = KSTEP or widest_k(dtype)
-    bx = hk.arch.block_idx.x
-    by = hk.arch.block_idx.y
     WM = waves // 2  # rows of waves
-    w = hk.arch.warp_id()
-    wm = w // 2
-    wn = w % 2
     # B as stored (K x N), read in col layout by the transposing LDS read.
     b_cols = b_major and hk.arch.target().lds_transpose_read is not None
     a_lds = hk.lds.alloc(hk.ST(dtype, BM, BK, 2))
@@ -162,10 +157,10 @@ def gemm_kernel(dtype=hk.bf16, out=hk.fp32, form="ABt", with_bias=False, waves=N
     def product(a, b, bias, c, BM, BN, BK, KSTEP, UNROLL, split=None):
         # split: (its index, K steps per split): C's part from those steps of K only, written
         # at batch index `split` of c (summed by split_sum_kernel).
-        acc = accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, split)
-        part = 0 if split is None else split[0]
         bx, by, w = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id()
         WM, wm, wn = waves // 2, w // 2, w % 2
+        acc = accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, wm, wn, split)
+        part = 0 if split is None else split[0]
         if bias is not None:
             acc = hk.add_col(acc, bias[0, 0, 0, bx * 2 + wn].load(hk.RV(dtype, BN // 2, "row")).to(hk.fp32))
         c[part, 0, by * WM + wm, bx * 2 + wn] = acc if out == acc.spec.dtype else acc.to(out)

@@ -218,10 +218,10 @@ def mm8_fast_kernel(dtype, out, with_bias=False):
 
     @hk.func
     def body(a, bt, sa, sb, bias, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL):
-        acc = gemm.accumulate(a, bt, dtype, WAVES, False, BM, BN, BK, KSTEP, UNROLL)
-        w = hk.arch.warp_id()
-        r = hk.arch.block_idx.y * (WAVES // 2) + w // 2
-        cc = hk.arch.block_idx.x * 2 + w % 2
+        bx, by, w = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id()
+        acc = gemm.accumulate(a, bt, dtype, WAVES, False, BM, BN, BK, KSTEP, UNROLL, bx, by, w // 2, w % 2)
+        r = by * (WAVES // 2) + w // 2
+        cc = bx * 2 + w % 2
         epilogue(acc, sa, sb, bias, None, None, c, r, cc, a_mode, b_mode, None, out)
 
     grid = lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM))  # noqa: E731
