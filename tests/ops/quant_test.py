@@ -102,33 +102,28 @@ def test_out_variants_and_padded_rows(interp):
     same_bits(out, (q.float() * scale).to(torch.bfloat16))
 
 
-@pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
-def test_on_the_emulator(monkeypatch, arch):
+def round_trips_on_the_emulator(monkeypatch, arch, dtype, qdtypes, static_qdtype):
+    """quant_per_row, dequant and quant on the emulator, bit for bit against torch."""
     monkeypatch.setenv("HK_DEVICE", "emu")
     monkeypatch.setenv("HK_ARCH", arch)
-    x = sample((37, 200), torch.bfloat16)
-    for qdtype in QDTYPES:
+    x = sample((37, 200), dtype)
+    for qdtype in qdtypes:
         q, scale = torch.ops.hk.quant_per_row(x, qdtype)
         want_q, want_scale = per_row(x, qdtype)
         same_bits(q, want_q)
         same_bits(scale, want_scale)
-        same_bits(torch.ops.hk.dequant(q, scale, torch.bfloat16), (q.float() * scale).to(torch.bfloat16))
+        same_bits(torch.ops.hk.dequant(q, scale, dtype), (q.float() * scale).to(dtype))
     s = torch.tensor([0.02])
-    same_bits(torch.ops.hk.quant(x, s, torch.float8_e5m2), to_q(x.float() / s, torch.float8_e5m2))
+    same_bits(torch.ops.hk.quant(x, s, static_qdtype), to_q(x.float() / s, static_qdtype))
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
+def test_on_the_emulator(monkeypatch, arch):
+    round_trips_on_the_emulator(monkeypatch, arch, torch.bfloat16, QDTYPES, torch.float8_e5m2)
 
 
 def test_fnuz_on_the_gfx942_emulator(monkeypatch):
-    monkeypatch.setenv("HK_DEVICE", "emu")
-    monkeypatch.setenv("HK_ARCH", "gfx942")
-    x = sample((37, 200), torch.float16)
-    for qdtype in FNUZ:
-        q, scale = torch.ops.hk.quant_per_row(x, qdtype)
-        want_q, want_scale = per_row(x, qdtype)
-        same_bits(q, want_q)
-        same_bits(scale, want_scale)
-        same_bits(torch.ops.hk.dequant(q, scale, torch.float16), (q.float() * scale).to(torch.float16))
-    s = torch.tensor([0.02])
-    same_bits(torch.ops.hk.quant(x, s, torch.float8_e4m3fnuz), to_q(x.float() / s, torch.float8_e4m3fnuz))
+    round_trips_on_the_emulator(monkeypatch, "gfx942", torch.float16, FNUZ, torch.float8_e4m3fnuz)
 
 
 def edge_values(qdtype):
