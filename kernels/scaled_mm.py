@@ -14,6 +14,7 @@ scaled_mm launch, bf16 out, without bias.
                     (the kernel above takes the rest)
     fp8_fast_*      e4m3 x e4m3 likewise, per-tensor or rowwise, where the target's fp8
                     instruction reads the format: OCP on gfx1201 and gfx950, FNUZ on gfx942
+    fp8_block_fast_* the same with 128 x 128 block scales on both operands
 
 Where a *_fast kernel exists, its direct-from-memory counterpart is what hk.ops launches for rows
 that are not 16-byte multiples. The fp8 kernels differ by target (mm8.fp8_plan): the fp8 matrix instruction on gfx1201 and gfx950,
@@ -39,7 +40,9 @@ for _arch in facts.archs():
     globals()["w8a16_" + _arch] = mm8.mm8_kernel(*mm8.fp8_plan(torch.bfloat16, E4M3, _arch), hk.bf16)
     if facts.target(_arch).fp8_format:
         fnuz = facts.target(_arch).fp8_format == "fnuz"
-        globals()["fp8_fast_" + _arch] = mm8.mm8_fast_kernel(hk.fp8e4m3fnuz if fnuz else hk.fp8e4m3, hk.bf16)
+        native = hk.fp8e4m3fnuz if fnuz else hk.fp8e4m3
+        globals()["fp8_fast_" + _arch] = mm8.mm8_fast_kernel(native, hk.bf16)
+        globals()["fp8_block_fast_" + _arch] = mm8.mm8_fast_kernel(native, hk.bf16, block="ab")
 
 # FNUZ where the target's fp8 is FNUZ (hk.ops refuses it elsewhere); the plan is the fp8 MFMA.
 for _arch in facts.archs():

@@ -44,8 +44,9 @@ def _device(value, name, where):
     """A carried value as a device value; Python numbers become constants."""
     if isinstance(value, (_Typed, Scalar)):
         return value
-    if isinstance(value, _Undefined):
-        value.fail()
+    if isinstance(value, _Undefined):  # named here, at the loop or branch that carries it
+        raise TraceError("%r is carried by this device loop or branch, but at its start it is %s"
+                         % (name, value.why), location=Location(*where), hint=value.remedy)
     if isinstance(value, bool):
         return scalar(value)
     if isinstance(value, int):

@@ -77,11 +77,13 @@ def widest_k(dtype):
 
 
 @hk.func
-def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, wm, wn, split=None):
+def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, wm, wn, split=None, group=None):
     """gemm_kernel's K loop: the (BM / (waves/2)) x (BN/2) part (wm, wn) of C = A·Bᵀ (B N x K),
     or of A·B (`b_major`: B K x N), that wave (wm, wn) of workgroup (bx, by) (x along N, y
     along M) owns, accumulated in fp32 (int32 for int8 operands). `split` (its index, K steps
-    per split): the part from those steps of K only."""
+    per split): the part from those steps of K only. `group(prod, k)`: each step's product,
+    accumulated from zero, passes through it before it is added to the sum (block scales: a
+    step of BK is one group of K)."""
     KSTEP = KSTEP or widest_k(dtype)
     WM = waves // 2  # rows of waves
     # B as stored (K x N), read in col layout by the transposing LDS read.
@@ -108,14 +110,16 @@ def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, w
         # The next step's tiles (zeros past the last), in flight while this step multiplies.
         a_next = hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k0 + k + 1))
         b_next = hk.lds.issue(b_lds, b, b_tile(k0 + k + 1), transpose=transpose)
+        prod = acc if group is None else hk.zeros(acc.spec)
         for kk in range(BK // KSTEP):
             ta = a_lds[buf].subtile(BM // WM, KSTEP, wm, kk).load(hk.RT(dtype, BM // WM, KSTEP))
             if b_cols:
                 tb = b_lds[buf].subtile(KSTEP, BN // 2, kk, wn).load(hk.RT(dtype, KSTEP, BN // 2, "col"))
-                acc = hk.mma_AB(ta, tb, acc)
+                prod = hk.mma_AB(ta, tb, prod)
             else:
                 tb = b_lds[buf].subtile(BN // 2, KSTEP, wn, kk).load(hk.RT(dtype, BN // 2, KSTEP))
-                acc = hk.mma_ABt(ta, tb, acc)
+                prod = hk.mma_ABt(ta, tb, prod)
+        acc = prod if group is None else acc + group(prod, k0 + k)
         hk.lds.commit(a_lds, 1 - buf, a_next)
         hk.lds.commit(b_lds, 1 - buf, b_next)
         hk.arch.barrier()

@@ -32,10 +32,14 @@ activations' type: exact, every e4m3 and e5m2 value, OCP or FNUZ, is one of both
 as 16-bit. On gfx942 the kernel reads OCP bytes as int8 and decodes them itself (decode_ocp), so
 OCP fp8 runs on every target; FNUZ runs on gfx942 only, and OCP with FNUZ in one product nowhere.
 
-A workgroup of 4 waves owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64, each
-wave 16 x 32: a group's product is held beside the sum), reading its operands from global memory
-(past the edges they read zeros) straight into the matrix fragments: correct, not fast (no LDS
-staging; see docs/performance.md).
+Two kernels. Where both operands are what the target's 8-bit instruction reads as stored (int8;
+fp8 in the target's format), their rows are 16-byte multiples and there is no zero point,
+mm8_fast_kernel: the 16-bit GEMM's LDS-staged schedule (gemm.accumulate), with block scales K 128
+a step, each group's product scaled and added to the sum. Every other call runs mm8_kernel: a
+workgroup of 4 waves owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64, each wave
+16 x 32: a group's product is held beside the sum), reading its operands from global memory (past
+the edges they read zeros) straight into the matrix fragments: correct, not fast (no LDS staging;
+see docs/performance.md).
 """
 
 import functools
@@ -205,36 +209,74 @@ def mm8_kernel(a_type, b_type, compute, out, with_bias=False, azp=None, block=Fa
     return hk.kernel(grid=grid, warps=WAVES, name=name)(mm8)
 
 
+# The block-scaled LDS-staged kernel's waves: 8 (a wave's part of out 32 x 64), so that the
+# group's product fits beside the sum in each wave's registers.
+BLOCK_WAVES = 8
+# ... and on gfx1201, whose fp8 instruction takes K 16 at a time (8 per group, each operand's
+# fragments in flight), 16 x 64 (64 rows per workgroup).
+BLOCK_SCHEDULE = {"gfx1201": {"BM": 64}}
+
+
 @functools.lru_cache(maxsize=None)
-def mm8_fast_kernel(dtype, out, with_bias=False):
-    """out = a · btᵀ scaled (modes NONE, TENSOR or LINE), for operands the target's 8-bit matrix
-    instruction reads as stored (int8; fp8 in the target's format): gemm_kernel's schedule
-    (gemm.accumulate: 4 waves, 128 x 128 of out per workgroup, K through two LDS buffers with
-    the next step's loads in flight), each 8-bit tile read from LDS straight into the matrix
-    fragments; the epilogue mm8_kernel's. Rows of a and bt must be 16-byte multiples.
+def mm8_fast_kernel(dtype, out, with_bias=False, block=""):
+    """out = a · btᵀ scaled, for operands the target's 8-bit matrix instruction reads as stored
+    (int8; fp8 in the target's format): gemm_kernel's schedule (gemm.accumulate: 4 waves, 128 x
+    128 of out per workgroup, K through two LDS buffers with the next step's loads in flight),
+    each 8-bit tile read from LDS straight into the matrix fragments; the epilogue mm8_kernel's
+    (modes NONE, TENSOR or LINE). Rows of a and bt must be 16-byte multiples.
+
+    `block` names the operands with 128 x 128 block scales ("a", "b" or "ab"; mode BLOCK, sa
+    [K/128, M], sb [N/128, K/128], K a multiple of 128): K steps 128 at a time, one group per
+    step, each group's product (held beside the sum) scaled by its scales and added; the other
+    operand's scales, if any, are applied after; 8 waves (BLOCK_WAVES), each 32 x 64 of out.
 
     Arguments: a, bt, sa, sb[, bias], c, a_mode, b_mode."""
-    name = "mm8_fast_%s_%s%s" % (dtype.name, out.name, "_bias" if with_bias else "")
+    if set(block) - set("ab"):
+        raise ValueError("block names operands 'a' and 'b', not %r" % (block,))
+    name = "mm8_fast_%s_%s%s%s" % (dtype.name, out.name, "_bias" if with_bias else "",
+                                   "_block_" + block if block else "")
+
+    a_block, b_block = "a" in block, "b" in block
+
+    @hk.func
+    def scale_group(sa, sb, r, nb, part, g):
+        # group g's product times its scales: a's per row of the wave's part (hk.ops passes sa
+        # transposed, a group's scales along a row), b's one per 128 x 128 block.
+        if a_block:
+            s = sa[0, 0, g, r].load(hk.RV(hk.fp32, part.spec.rows, "col"))
+            if b_block:
+                s = s * sb.load_scalar(0, 0, nb, g)
+            part = hk.mul_row(part, s)
+        else:
+            part = part * sb.load_scalar(0, 0, nb, g)
+        return part
+
+    waves = BLOCK_WAVES if block else WAVES
 
     @hk.func
     def body(a, bt, sa, sb, bias, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL):
         bx, by, w = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id()
-        acc = gemm.accumulate(a, bt, dtype, WAVES, False, BM, BN, BK, KSTEP, UNROLL, bx, by, w // 2, w % 2)
-        r = by * (WAVES // 2) + w // 2
+        r = by * (waves // 2) + w // 2
         cc = bx * 2 + w % 2
+        group = functools.partial(scale_group, sa, sb, r, bx * BN // GROUP) if block else None
+        acc = gemm.accumulate(a, bt, dtype, waves, False, BM, BN, BK, KSTEP, UNROLL, bx, by, w // 2, w % 2,
+                              group=group)
         epilogue(acc, sa, sb, bias, None, None, c, r, cc, a_mode, b_mode, None, out)
 
     grid = lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM))  # noqa: E731
     A, F, C = hk.Tensor[dtype], hk.Tensor[hk.fp32], hk.Tensor[out]
+    # BK: 64 bytes, as the 16-bit GEMM's; a block scale's group with block scales (BN too: a
+    # workgroup's columns lie in one group of N).
+    BK = GROUP if block else 64
     if with_bias:
         def mm8_fast(a: A, bt: A, sa: F, sb: F, bias: C, c: C, a_mode: int, b_mode: int, *,
-                     BM=128, BN=128, BK=64, KSTEP=0, UNROLL=2):  # BK: 64 bytes, as the 16-bit GEMM's
+                     BM=128, BN=128, BK=BK, KSTEP=0, UNROLL=2):
             body(a, bt, sa, sb, bias, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL)
     else:
         def mm8_fast(a: A, bt: A, sa: F, sb: F, c: C, a_mode: int, b_mode: int, *,
-                     BM=128, BN=128, BK=64, KSTEP=0, UNROLL=2):
+                     BM=128, BN=128, BK=BK, KSTEP=0, UNROLL=2):
             body(a, bt, sa, sb, None, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL)
-    return hk.kernel(grid=grid, warps=WAVES, name=name)(mm8_fast)
+    return hk.kernel(grid=grid, warps=waves, name=name, schedule=BLOCK_SCHEDULE if block else None)(mm8_fast)
 
 
 def _tname(t):
@@ -425,10 +467,12 @@ def launch_fp8(a, b, scale_a, scale_b, bias, out):
                       hint="pad N to a multiple of 128, or scale per tensor or per column")
             _fail(op, "scale_b has shape %s; block scales are [K/128, N/128] = [%d, %d]"
                   % (list(sb.shape), k // GROUP, n // GROUP))
+        # (A copy with unit strides: torch's contiguous() keeps the transpose's strides where a
+        # dimension is 1, as a decode's one row of scale_a.)
         if a_mode == BLOCK:
-            sa = sa.t().contiguous()  # [K/128, M]: a group's scales along a row
+            sa = sa.t().clone(memory_format=torch.contiguous_format)  # [K/128, M]: a group's scales along a row
         if b_mode == BLOCK:
-            sb = sb.t().contiguous()  # [N/128, K/128]
+            sb = sb.t().clone(memory_format=torch.contiguous_format)  # [N/128, K/128]
     bias = _bias(op, bias, n, out.dtype, a)
     if m == 0 or n == 0:
         return
@@ -439,8 +483,9 @@ def launch_fp8(a, b, scale_a, scale_b, bias, out):
     one = None
     if sa is None or sb is None:  # the kernel reads a tensor it is told to ignore
         one = torch.ones(1, dtype=torch.float32, device=a.device)
-    if not block and a_type == b_type == compute and not gemm.in_pieces(a2, bt):
-        kernel = mm8_fast_kernel(compute, out_type, bias is not None)
+    if a_type == b_type == compute and not gemm.in_pieces(a2, bt):
+        kernel = mm8_fast_kernel(compute, out_type, bias is not None,
+                                 ("a" if a_mode == BLOCK else "") + ("b" if b_mode == BLOCK else ""))
     else:
         kernel = mm8_kernel(a_type, b_type, compute, out_type, bias is not None, None, block)
     operands = [a2, bt, one if sa is None else sa, one if sb is None else sb] + ([bias] if bias is not None else [])

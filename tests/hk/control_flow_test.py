@@ -121,6 +121,23 @@ def test_name_bound_in_one_branch_of_a_device_if():
         k.trace(arch="gfx1100")
 
 
+def test_a_loop_carrying_a_name_bound_in_one_branch_names_it_at_the_loop():
+    @hk.kernel(grid=(1,))
+    def k(x: hk.Tensor[hk.fp32], n: int, *, SPLIT=False):
+        t = x[0, 0, 0, 0].load(T)
+        if SPLIT:
+            part = t
+        for i in hk.range(n):
+            part = t + 1.0  # carried (bound before the loop), but unbound when SPLIT is False
+            t = part
+        x[0, 0, 0, 0] = t
+
+    with pytest.raises(TraceError, match="'part' is carried by this device loop or branch, but at its start it is "
+                                         "bound in only one branch") as e:
+        k.trace(arch="gfx1100")
+    assert e.value.location.line == k.fn.__code__.co_firstlineno + 5  # the loop's line, not the caller's
+
+
 def test_an_undefined_value_is_an_error_where_used_and_invisible_to_introspection():
     from hk.dsl.values import UNDEFINED
 

@@ -6,8 +6,8 @@ ragged K, batched a; on the interpreter and the emulator: int8 on gfx1100, gfx94
 gfx1201, fp8 on gfx1100 (converted to bf16), gfx1201 and gfx950 (fp8 instructions) and gfx942
 (OCP bytes decoded by the kernel, checked for every byte; FNUZ on its fp8 instructions, and an
 OCP checkpoint converted to FNUZ as vLLM does on MI300X gives the OCP answer); the LDS-staged
-kernels (int8 and native fp8 with 16-byte rows) at M, N and K past every edge of their schedule,
-and which calls take them. Then opcheck, torch.compile,
+kernels (int8 and native fp8 with 16-byte rows; fp8 with 128 x 128 block scales on either or
+both operands) at M, N and K past every edge of their schedule, and which calls take them. Then opcheck, torch.compile,
 every argument refused, and each kernel through the gates on every target."""
 
 import pytest
@@ -130,9 +130,15 @@ def test_int8_on_the_emulator(monkeypatch, arch):
 
 
 def fast_calls(monkeypatch):
-    """The (dtype, out, bias) of each LDS-staged kernel hk.ops asks mm8 for from here on."""
+    """The (dtype, out, bias, block-scaled operands) of each LDS-staged kernel hk.ops asks mm8
+    for from here on."""
     calls, build = [], mm8.mm8_fast_kernel
-    monkeypatch.setattr(mm8, "mm8_fast_kernel", lambda *key: calls.append(key) or build(*key))
+
+    def fast(dtype, out, with_bias=False, block=""):
+        calls.append((dtype, out, with_bias, block))
+        return build(dtype, out, with_bias, block)
+
+    monkeypatch.setattr(mm8, "mm8_fast_kernel", fast)
     return calls
 
 
@@ -150,19 +156,19 @@ def test_int8_lds_staged_on_the_emulator(monkeypatch, arch):
         close(got, want)
         on(monkeypatch, "interp", arch)
         assert torch.equal(got, torch.ops.hk.int8_scaled_mm(a, b, sa, sb, out_dtype, bias_))
-    assert calls == [(hk.i8, hk.bf16, True)] * 2 + [(hk.i8, hk.fp16, False)] * 2  # emulator, interpreter
+    assert calls == [(hk.i8, hk.bf16, True, "")] * 2 + [(hk.i8, hk.fp16, False, "")] * 2  # emulator, interpreter
 
 
 def test_which_int8_calls_take_the_lds_staged_kernel(interp, monkeypatch):
     calls = fast_calls(monkeypatch)
     a, b, scale_a, scale_b, bias, adj, azp = int8_operands(5, 64, 96)
     torch.ops.hk.int8_scaled_mm(a, b, scale_a, scale_b, torch.bfloat16)
-    assert calls == [(hk.i8, hk.bf16, False)]
+    assert calls == [(hk.i8, hk.bf16, False, "")]
     torch.ops.hk.int8_scaled_mm(a, b, scale_a, scale_b, torch.bfloat16, None, adj)  # a zero point
     torch.ops.hk.int8_scaled_mm(a, b, scale_a, scale_b, torch.bfloat16, None, adj, azp)
     a, b, scale_a, scale_b, bias, adj, azp = int8_operands(5, 64, 100)  # rows of 100 bytes
     torch.ops.hk.int8_scaled_mm(a, b, scale_a, scale_b, torch.bfloat16)
-    assert calls == [(hk.i8, hk.bf16, False)]
+    assert calls == [(hk.i8, hk.bf16, False, "")]
 
 
 # fp8 --------------------------------------------------------------------------------------------
@@ -184,6 +190,7 @@ def fp8_scales(m, n, k, seed=0):
     return {"tensor": (r(1)[0].reshape(()), r(1)), "row": (r(m, 1), r(1, n)),
             "block": (r(m, k // 128), r(n // 128, k // 128).t()), "w8a16": (None, r(1, n)),
             "block_w": (r(1), r(n // 128, k // 128).t()), "block_w_token": (r(m, 1), r(n // 128, k // 128).t()),
+            "block_a": (r(m, k // 128), r(1, n)),
             "none": (None, None)}
 
 
@@ -203,8 +210,10 @@ def fp8_reference(a, b, sa, sb, bias=None):
                 blocks_a = sa.dim() == 2 and sa.shape[1] > 1
                 part = part * (sa.double()[:, g:g + 1] if blocks_a else sa.double().reshape(-1, 1) if sa.numel() > 1
                                else sa.double().reshape(()))
-            if sb is not None:
-                part = part * (sb.double()[g].repeat_interleave(128) if sb.numel() > 1 else sb.double().reshape(()))
+            if sb is not None and blocked:
+                part = part * sb.double()[g].repeat_interleave(128)
+            elif sb is not None:
+                part = part * (sb.double().reshape(1, -1) if sb.numel() > 1 else sb.double().reshape(()))
             y += part
     else:
         y = ad @ bd
@@ -305,19 +314,55 @@ def test_fp8_lds_staged_on_the_emulator(monkeypatch, arch, dtype):
         on(monkeypatch, "emu", arch)
         close(torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias), want, slack)
     fp8 = {E4: hk.fp8e4m3, E5: hk.fp8e5m2, E4Z: hk.fp8e4m3fnuz}[dtype]
-    assert calls == [(fp8, hk.bf16, True), (fp8, hk.fp32, False)]
+    assert calls == [(fp8, hk.bf16, True, ""), (fp8, hk.fp32, False, "")]
+
+
+@pytest.mark.parametrize("arch, dtype", [("gfx950", E4), ("gfx1201", E5), ("gfx942", E4Z)])
+def test_fp8_block_scaled_lds_staged_on_the_emulator(monkeypatch, arch, dtype):
+    # M past a workgroup's 128 rows; N two workgroups' columns (four of gfx1201's 64); K three
+    # groups: an odd count of steps, the last run outside the loop's two-step iterations.
+    m, n, k = 133, 256, 384
+    calls = fast_calls(monkeypatch)
+    for case in (("block", dtype, dtype, True, torch.bfloat16), ("block_w_token", dtype, dtype, False, torch.float32),
+                 ("block_a", dtype, dtype, False, torch.float16)):
+        a, b, sa, sb, bias = fp8_case(*case, m, n, k, seed=6)
+        want, slack = fp8_reference(a, b, sa, sb, bias)
+        on(monkeypatch, "emu", arch)
+        close(torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias), want, slack)
+        on(monkeypatch, "interp", arch)  # (its fp32 sums in another order)
+        close(torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias), want, slack)
+    fp8 = {E4: hk.fp8e4m3, E5: hk.fp8e5m2, E4Z: hk.fp8e4m3fnuz}[dtype]
+    assert calls == [(fp8, hk.bf16, True, "ab")] * 2 + [(fp8, hk.fp32, False, "b")] * 2 + \
+        [(fp8, hk.fp16, False, "a")] * 2
+
+
+@pytest.mark.parametrize("m, k", [(1, 256), (5, 128)])
+def test_block_scales_of_one_row_or_one_group(interp, m, k):
+    # A decode's one row of scale_a, or K one group: their transposes are views torch calls
+    # contiguous whose strides are not the kernel's.
+    a, b, sa, sb, _ = fp8_case("block", E4, E4, False, torch.bfloat16, m, 256, k, seed=7)
+    want, slack = fp8_reference(a, b, sa, sb)
+    close(torch.ops.hk.scaled_mm(a, b, sa, sb, torch.bfloat16), want, slack)
 
 
 def test_which_fp8_calls_take_the_lds_staged_kernel(monkeypatch):
     calls = fast_calls(monkeypatch)
     on(monkeypatch, "interp", "gfx950")
     for case in (("row", E4, E4, False, torch.bfloat16), ("block", E4, E4, False, torch.bfloat16),
-                 ("row", E4, E5, False, torch.bfloat16), ("w8a16", torch.bfloat16, E4, False, torch.bfloat16)):
+                 ("row", E4, E5, False, torch.bfloat16), ("w8a16", torch.bfloat16, E4, False, torch.bfloat16),
+                 ("block", E4, E5, False, torch.bfloat16)):
         a, b, sa, sb, bias = fp8_case(*case, 5, 256, 256)  # (at K 128 blocks are rows)
         torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias)
+    a, b, sa, sb, _ = fp8_case("block", E4, E4, False, torch.bfloat16, 5, 256, 264)  # rows of 264 bytes
+    torch.ops.hk.scaled_mm(a[:, :256], b[:256], sa[:, :2], sb[:2], torch.bfloat16)  # (K 256 of 264-byte rows)
     on(monkeypatch, "interp", "gfx1100")  # no fp8 instruction: converted to bf16
     torch.ops.hk.scaled_mm(*fp8_case("row", E4, E4, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
-    assert calls == [(hk.fp8e4m3, hk.bf16, False)]
+    torch.ops.hk.scaled_mm(*fp8_case("block", E4, E4, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
+    on(monkeypatch, "interp", "gfx942")  # OCP bytes decoded; FNUZ on the fp8 instruction
+    torch.ops.hk.scaled_mm(*fp8_case("block", E4, E4, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
+    torch.ops.hk.scaled_mm(*fp8_case("block", E4Z, E4Z, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
+    assert calls == [(hk.fp8e4m3, hk.bf16, False, ""), (hk.fp8e4m3, hk.bf16, False, "ab"),
+                     (hk.fp8e4m3fnuz, hk.bf16, False, "ab")]
 
 
 def test_which_instruction_each_target_runs():
