@@ -22,7 +22,7 @@ from hk.errors import HKError
 
 WAVE = {"gfx1100": 32, "gfx1201": 32, "gfx942": 64, "gfx950": 64}
 _TRITON_TYPES = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32", "int32": "i32", "int64": "i64",
-                 "uint8": "u8", "int8": "i8"}
+                 "uint8": "u8", "int8": "i8", "float8_e4m3fn": "fp8e4nv", "float8_e4m3fnuz": "fp8e4b8"}
 
 
 class EngineKernelError(HKError):

@@ -244,3 +244,46 @@ def fp8_linear(name, x, weight, weight_scale, bias, out_dtype, quant, engine_cal
         return out.view(*x.shape[:-1], n)
 
     return dispatch(name, "fp8_scaled_mm", scaled_mm_facts(x, n), hk_call, engine_call, uncovered=uncovered)
+
+
+BLOCK = (128, 128)  # the weight blocks (N, K) hk.ops.scaled_mm's block scales are of
+
+
+def block_scale_a(scale):
+    """Activation block scales [M, K/128] as hk.ops.scaled_mm reads them, contiguous. One row's
+    goes as a view whose transpose has unit strides: hk transposes scale_a to [K/128, M], and
+    torch leaves a one-row tensor's transpose strided by K/128 (a size-1 dimension's stride is
+    never fixed by contiguous()), which hk's kernel refuses."""
+    scale = scale.contiguous()
+    return scale.reshape(-1, 1).t() if scale.shape[0] == 1 else scale
+
+
+def fp8_block_linear(name, x, weight, weight_scale, bias, out_dtype, quant, engine_call, uncovered=None,
+                     act_dtype=None, block=BLOCK):
+    """x @ weightᵀ (+ bias) by hk.ops.scaled_mm with DeepSeek-style block scales: weight fp8
+    [N, K] (row-major, as vLLM's block-scaled kernels keep it) with fp32 scales [N/128, K/128],
+    one per 128 x 128 block (`block` the layer's), x bf16 or fp16 quantized by quant(x2d) ->
+    (q, scale [M, K/128]), the engine's own per-token-per-128-group quantizer, to act_dtype (the
+    weight's dtype when None); out_dtype bf16 or fp16. N and K multiples of 128. hk takes the
+    scales transposed ([K/128, N/128], b = weightᵀ's shape / 128)."""
+    import hk.ops
+
+    n, k = weight.shape[0], weight.shape[-1]
+    if x.dtype not in HALF or out_dtype not in HALF or (bias is not None and bias.dtype != out_dtype):
+        uncovered = uncovered or "dtype"
+    elif weight.dtype not in FP8 + FNUZ or weight_scale.dtype != torch.float32:
+        uncovered = uncovered or "dtype"
+    elif tuple(block) != BLOCK:
+        uncovered = uncovered or "block"
+    elif (weight.dim() != 2 or x.shape[-1] != k or n % BLOCK[0] or k % BLOCK[1]
+          or tuple(weight_scale.shape) != (n // BLOCK[0], k // BLOCK[1])):
+        uncovered = uncovered or "shape"
+    else:
+        uncovered = uncovered or fp8_formats_uncovered(weight.dtype, act_dtype or weight.dtype)
+
+    def hk_call():
+        q, scale = quant(x.reshape(-1, k))
+        out = hk.ops.scaled_mm(q, weight.t(), block_scale_a(scale.float()), weight_scale.t(), out_dtype, bias)
+        return out.view(*x.shape[:-1], n)
+
+    return dispatch(name, "fp8_block_scaled_mm", scaled_mm_facts(x, n), hk_call, engine_call, uncovered=uncovered)

@@ -140,6 +140,63 @@ class Int8ScaledMM(Op):
         return mine, _engine_seconds(kernels[self.kernel], arch, args, consts, grid, 4)
 
 
+class Fp8BlockScaledMM(Op):
+    """vLLM's Triton block-scaled fp8 GEMM (_w8a8_triton_block_scaled_mm, which its
+    TritonFp8BlockScaledMMKernel launches on ROCm without AITER) at the config
+    w8a8_triton_block_scaled_mm takes (its tuned json for the device and shape, of which it ships
+    none for an AMD device at Qwen3-8B's shapes: its default 64 x 128 x 128, GROUP_SIZE_M 32, 4
+    warps, 2 stages), against hk.ops.scaled_mm with 128 x 128 block scales: activations fp8 with
+    scales per token per 128 columns, the weight fp8 [N, K] with one scale per 128 x 128 block, in
+    the platform's fp8 (FNUZ on gfx942, as vLLM converts it there; OCP elsewhere), out bf16, on
+    Qwen3-8B's linear layers. The activations' quantization (a kernel before either GEMM) is not
+    counted."""
+
+    GROUP = 128
+    CONFIG = {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 32}
+    WARPS, STAGES = 4, 2
+
+    def shapes(self, limit=None):
+        return linear_shapes(self.model)[:limit]
+
+    @staticmethod
+    def fp8_dtype(arch):
+        """The fp8 vLLM's platform quantizes to on arch's GPU (its current_platform.fp8_dtype())."""
+        import torch
+
+        from hk_engine import ops
+
+        return torch.float8_e4m3fnuz if ops.fnuz_target(arch) else torch.float8_e4m3fn
+
+    def predict(self, kernels, arch, m, shape):
+        import torch
+
+        from hk import perf
+        from hk.ops import mm8
+        from hk_engine import ops
+
+        n, k = shape
+        g = self.GROUP
+        fp8 = self.fp8_dtype(arch)
+        meta = dict(device="meta")
+        a = torch.empty(m, k, dtype=fp8, **meta)
+        b = torch.empty(n, k, dtype=fp8, **meta).t()  # the weight [N, K] as hk reads it: b = weightᵀ
+        scale_a = ops.block_scale_a(torch.empty(m, k // g, dtype=torch.float32, **meta))  # as the seam passes it
+        scale_b = torch.empty(k // g, n // g, dtype=torch.float32, **meta)
+        out = torch.empty(m, n, dtype=torch.bfloat16, **meta)
+        mine = sum(p.seconds for p in perf.predict_call(mm8.launch_fp8, a, b, scale_a, scale_b, None, out,
+                                                        arch=arch))
+        cfg = self.CONFIG
+        P = ek.Ptr
+        name = str(fp8).replace("torch.", "")
+        # vLLM's strides: A [M, K], B [N, K] (stride_bk 1), As [M, K/128], Bs [N/128, K/128].
+        args = dict(A=P(name, m * k), B=P(name, n * k), C=P("bfloat16", m * n * 2), As=P("float32", m * k // g * 4),
+                    Bs=P("float32", n // g * k // g * 4), M=m, N=n, K=k, group_n=g, group_k=g, stride_am=k,
+                    stride_ak=1, stride_bk=1, stride_bn=k, stride_cm=n, stride_cn=1, stride_As_m=k // g,
+                    stride_As_k=1, stride_Bs_k=1, stride_Bs_n=k // g)
+        grid = (-(-m // cfg["BLOCK_SIZE_M"]) * -(-n // cfg["BLOCK_SIZE_N"]),)
+        return mine, _engine_seconds(kernels[self.kernel], arch, args, dict(cfg), grid, self.WARPS, self.STAGES)
+
+
 class FusedMoe(Op):
     """vLLM's Triton fused_moe_kernel, its two grouped GEMMs (gate-up, then down with the routing
     weights) at the tile vLLM's get_default_config picks for bf16 on ROCm, its sorted ids as its

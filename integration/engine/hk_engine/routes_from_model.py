@@ -4,7 +4,7 @@ predictions of hk's kernel and of the engine's own Triton kernel for the same ca
     bazel run //integration/engine:hk-routes -- --out=$PWD/integration/engine/hk_engine/tables
 
 For each target and each op whose engine kernel is Triton (vLLM 0.33's AWQ GEMM, W8A8 int8
-GEMM, fused MoE GEMMs and unified paged attention; SGLang 0.5.23's fused MoE GEMMs, split-K
+GEMM, 128 x 128 block-scaled fp8 GEMM, fused MoE GEMMs and unified paged attention; SGLang 0.5.23's fused MoE GEMMs, split-K
 decode and extend attention; each read from its engine's pinned environment and compiled ahead
 of time for the target: predicted_ops), at a set of token buckets over a model's shapes
 (hk/autotune/models.json), both launches are predicted and the op's rule for the bucket routes
@@ -34,8 +34,8 @@ from absl import app, flags
 
 from hk_engine import engine_kernels as ek
 from hk_engine import routing
-from hk_engine.predicted_ops import (AwqGemm, FusedMoe, Int8ScaledMM, PagedAttention, SglangDecodeAttention,
-                                     SglangExtendAttention, SglangFusedMoe)
+from hk_engine.predicted_ops import (AwqGemm, Fp8BlockScaledMM, FusedMoe, Int8ScaledMM, PagedAttention,
+                                     SglangDecodeAttention, SglangExtendAttention, SglangFusedMoe)
 
 FLAGS = flags.FLAGS
 ARCHS = ["gfx1100", "gfx1201", "gfx942", "gfx950"]
@@ -77,6 +77,8 @@ PREDICTED = {op.key: op for op in [
     Int8ScaledMM("int8_scaled_mm", "vllm",
                  "vllm.model_executor.layers.quantization.compressed_tensors.triton_scaled_mm", "scaled_mm_kernel",
                  "qwen3-8b", (1, 32, 128, 2048), ("bfloat16", "float16")),
+    Fp8BlockScaledMM("fp8_block_scaled_mm", "vllm", "vllm.model_executor.layers.quantization.utils.fp8_utils",
+                     "_w8a8_triton_block_scaled_mm", "qwen3-8b", (1, 32, 128, 2048), ("bfloat16", "float16")),
     PagedAttention("attention_decode", "vllm", _UNIFIED, "kernel_unified_attention", "qwen3-8b",
                    (1, 4, 16, 64, 256), ("bfloat16",), given=_PLATFORM, fact="seqs", kernels=("reduce_segments",),
                    per_engine=True),

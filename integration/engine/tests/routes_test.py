@@ -226,6 +226,71 @@ def test_int8_gemm_is_predicted_against_vllms_triton_kernel(vllm_root, tmp_path)
     assert rfm.Int8ScaledMM.vllm_tile(129, 4096) == (128, 128, 128)
 
 
+def _block_args(op, arch, m, n, k):
+    """_w8a8_triton_block_scaled_mm's arguments as w8a8_triton_block_scaled_mm passes them, in the
+    fp8 of vLLM's platform on arch."""
+    name = str(op.fp8_dtype(arch)).replace("torch.", "")
+    return dict(A=ek.Ptr(name, m * k), B=ek.Ptr(name, n * k), C=ek.Ptr("bfloat16", m * n * 2),
+                As=ek.Ptr("float32", m * (k // 128) * 4), Bs=ek.Ptr("float32", (n // 128) * (k // 128) * 4),
+                M=m, N=n, K=k, group_n=128, group_k=128, stride_am=k, stride_ak=1, stride_bk=1, stride_bn=k,
+                stride_cm=n, stride_cn=1, stride_As_m=k // 128, stride_As_k=1, stride_Bs_k=1, stride_Bs_n=k // 128)
+
+
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx1201", "gfx942", "gfx950"])
+def test_vllms_block_scaled_fp8_kernel_compiles_for_every_target(vllm_root, tmp_path, arch):
+    # vLLM's _w8a8_triton_block_scaled_mm lifted from the pinned package, compiled at its default
+    # config (no tuned json for an AMD device at these shapes), in the platform's fp8: FNUZ on
+    # gfx942, OCP elsewhere (gfx1100 has no fp8 dot: Triton converts).
+    import torch
+
+    op = rfm.PREDICTED["fp8_block_scaled_mm"]
+    assert op.fp8_dtype(arch) == (torch.float8_e4m3fnuz if arch == "gfx942" else torch.float8_e4m3fn)
+    (n, k), = op.shapes(1)
+    ek.triton_cache(str(tmp_path))
+    kernels = rfm.load_kernels([op], {"vllm": vllm_root}, str(tmp_path))[op.key]
+    co, name, _, _ = ek.compile_kernel(kernels[op.kernel], arch, _block_args(op, arch, 33, n, k), dict(op.CONFIG),
+                                       op.WARPS, op.STAGES)
+    assert co and name.startswith("_w8a8_triton_block_scaled_mm")
+
+
+def test_block_scaled_fp8_gemm_is_predicted_against_vllms_triton_kernel(vllm_root, tmp_path, monkeypatch):
+    # Its launch as vLLM computes it (grid cdiv(M, 64) * cdiv(N, 128), 4 warps, 2 stages) beside
+    # hk.ops.scaled_mm's block-scaled launch, and the rule the generator writes from them.
+    import torch
+
+    from hk import perf
+    from hk.ops import mm8
+
+    arch, m = "gfx942", 33  # (gfx950's fp8 MFMA, v_mfma_f32_32x32x64_f8f6f4, is not the emulator's)
+    op = rfm.PREDICTED["fp8_block_scaled_mm"]
+    (n, k), = op.shapes(1)
+    seen, real = [], po._engine_seconds
+
+    def engine_seconds(fn, a, args, consts, grid, warps, stages=2, options=None):
+        seen.append((a, grid, warps, stages, consts, args))
+        return real(fn, a, args, consts, grid, warps, stages, options)
+
+    monkeypatch.setattr(po, "_engine_seconds", engine_seconds)
+    tables = rfm.build_tables([arch], [op], {"vllm": vllm_root}, tokens=[m], shapes=1, directory=str(tmp_path))
+    (a, grid, warps, stages, consts, args), = seen
+    assert (a, grid, warps, stages, consts) == (arch, (n // 128,), 4, 2, op.CONFIG)
+    assert {key: v for key, v in args.items() if not isinstance(v, ek.Ptr)} == {
+        key: v for key, v in _block_args(op, arch, m, n, k).items() if not isinstance(v, ek.Ptr)}
+    rule, = tables[arch]["ops"]["fp8_block_scaled_mm"]
+    assert rule["basis"] == "predicted at m %d" % m and rule["when"] == {"dtype": ["bfloat16", "float16"],
+                                                                         "m": [1, None]}
+    meta = dict(device="meta")
+    fp8 = op.fp8_dtype(arch)
+    mine = perf.predict_call(mm8.launch_fp8, torch.empty(m, k, dtype=fp8, **meta),
+                             torch.empty(n, k, dtype=fp8, **meta).t(), torch.empty(m, k // 128, **meta),
+                             torch.empty(k // 128, n // 128, **meta), None,
+                             torch.empty(m, n, dtype=torch.bfloat16, **meta), arch=arch)
+    assert rule["hk_us"] == pytest.approx(sum(p.seconds for p in mine) * 1e6, rel=1e-3)
+    assert rule["route"] == rfm.decide(rule["hk_us"], rule["engine_us"], rfm.margin_for(arch, "stated"))[0]
+    table = routing.Table(tables[arch])
+    assert table.route("fp8_block_scaled_mm", "vllm", dtype="bfloat16", m=500, n=n, k=k) == rule["route"]
+
+
 def test_predicting_some_ops_keeps_the_others_rules_of_the_same_model(vllm_root, tmp_path):
     from hk.autotune import fingerprint
 

@@ -11,8 +11,9 @@ vLLM loads it in every process through its general-plugin entry point (`vllm.gen
                        KernelConfig's IR op priority
     HK_VLLM_ROTARY     vllm._custom_ops.rotary_embedding (RotaryEmbedding's custom-op forwards)
     HK_VLLM_ACTIVATION SiluAndMul.forward_cuda (its CUDA and ROCm forward)
-    HK_VLLM_W8A8       hk's int8 and fp8 W8A8 kernel classes, first in vLLM's scaled-mm kernel
-                       lists (CompressedTensors W8A8, Fp8LinearMethod); see hk_vllm.w8a8
+    HK_VLLM_W8A8       hk's int8, fp8 and block-scaled fp8 W8A8 kernel classes, first in vLLM's
+                       scaled-mm kernel lists (CompressedTensors W8A8, Fp8LinearMethod, 128 x 128
+                       block-scaled fp8 included); see hk_vllm.w8a8
     HK_VLLM_ATTENTION  hk's attention backend, registered as AttentionBackendEnum.CUSTOM (select
                        it with --attention-backend CUSTOM)
 

@@ -13,8 +13,8 @@ What it changes, apart from hk's patches (which are the same as on a GPU):
     the same cache and metadata as on a GPU;
   * the layer code vLLM runs on ROCm where its CPU platform takes another: AutoAWQLinearMethod
     for AWQ checkpoints, TritonExperts for unquantized MoE layers, SiluAndMul's ROCm forward,
-    ROCm's W8A8 kernel lists (hk's kernels first), and linear layers that keep their weight (not
-    repacked for vLLM's AMX kernels);
+    ROCm's W8A8 kernel lists (hk's kernels first; Triton's block-scaled fp8 GEMM in torch), and
+    linear layers that keep their weight (not repacked for vLLM's AMX kernels);
   * routes: every call hk covers goes to hk (HK_ENGINE_ROUTES, when set, still decides).
 
 docs/integration.md lists what differs from a GPU run.
@@ -43,6 +43,10 @@ SEAMS = [
     Seam("vllm.model_executor.custom_op.CustomOp.forward_hip"),
     Seam("vllm.model_executor.kernels.linear.scaled_mm.triton.TritonInt8ScaledMMLinearKernel.is_supported",
          ("compute_capability",)),
+    Seam("vllm.model_executor.kernels.linear.scaled_mm.triton.TritonFp8BlockScaledMMKernel.is_supported",
+         ("compute_capability",)),
+    Seam("vllm.model_executor.layers.quantization.utils.fp8_utils.w8a8_triton_block_scaled_mm",
+         ("A", "B", "As", "Bs", "block_size", "output_dtype")),
     Seam(_ATTN + ".unified_attention"),
     Seam(_ATTN + ".triton_reshape_and_cache_flash"),
 ]

@@ -16,8 +16,9 @@ with hasattr, and takes another path when they are absent):
     static_scaled_fp8_quant           vllm._custom_ops.scaled_fp8_quant with a per-tensor scale (fp8
                                       layers requantize their fused weights with it when loaded)
 
-and the engine's own attention kernels, which the calls hk's backend does not cover reach:
-unified_attention and triton_reshape_and_cache_flash (Triton, which this build cannot run).
+and the engine's own Triton kernels (which this build cannot run) that the calls hk does not
+cover reach: attention's unified_attention and triton_reshape_and_cache_flash, and the
+block-scaled fp8 GEMM w8a8_triton_block_scaled_mm.
 They compute what the kernels compute, simply; none is meant to be fast.
 """
 
@@ -190,3 +191,13 @@ def static_scaled_fp8_quant(out, x, scale, group_shape=None):
         raise NotImplementedError("the CPU stand-in of static_scaled_fp8_quant takes one scale per tensor")
     top = torch.finfo(out.dtype).max
     out.copy_((x.float() / scale.float().reshape(())).clamp(-top, top).to(out.dtype))
+
+
+def w8a8_block_scaled_mm(A, B, As, Bs, block_size, output_dtype=torch.float16):
+    """vLLM's w8a8_triton_block_scaled_mm: A fp8 [..., K] with scales As [..., K/bk], B fp8 [N, K]
+    with scales Bs [N/bn, K/bk], each group's product scaled by its two scales, summed in fp32."""
+    bn, bk = block_size
+    k, n = A.shape[-1], B.shape[0]
+    a = A.reshape(-1, k).float() * As.reshape(-1, As.shape[-1]).float().repeat_interleave(bk, 1)[:, :k]
+    b = B.float() * Bs.float().repeat_interleave(bn, 0).repeat_interleave(bk, 1)[:n, :k]
+    return (a @ b.t()).to(output_dtype).reshape(*A.shape[:-1], n)

@@ -66,20 +66,24 @@ def _silu_and_mul():
 
 def _w8a8_kernels():
     """W8A8 layers choose among the kernels vLLM lists for ROCm (hk's first, then AITER's and
-    Triton's int8 kernels, the torch._scaled_mm fp8 kernels) instead of its CPU kernels, which
-    need torch.ops._C's oneDNN GEMMs: Triton's int8 kernel answers here (its weight processing
-    is torch's, and hk's kernel shares it)."""
+    Triton's int8 kernels, the torch._scaled_mm fp8 kernels, Triton's block-scaled fp8 kernel)
+    instead of its CPU kernels, which need torch.ops._C's oneDNN GEMMs: Triton's int8 kernel
+    answers here (its weight processing is torch's, and hk's kernel shares it), and Triton's
+    block-scaled kernel with its GEMM in torch (cpu_kernels.w8a8_block_scaled_mm)."""
     from vllm.model_executor.kernels import linear as kl
     from vllm.model_executor.kernels.linear.scaled_mm import triton
+    from vllm.model_executor.layers.quantization.utils import fp8_utils
     from vllm.platforms import PlatformEnum
 
     out = []
-    for name in ("_POSSIBLE_INT8_KERNELS", "_POSSIBLE_FP8_KERNELS"):
+    for name in ("_POSSIBLE_INT8_KERNELS", "_POSSIBLE_FP8_KERNELS", "_POSSIBLE_FP8_BLOCK_KERNELS"):
         table = dict(getattr(kl, name))
         table[PlatformEnum.CPU] = list(table.get(PlatformEnum.ROCM, []))
         out.append((kl, name, table))
-    return out + [(triton.TritonInt8ScaledMMLinearKernel, "is_supported",
-                   classmethod(lambda cls, compute_capability=None: (True, None)))]
+    here = classmethod(lambda cls, compute_capability=None: (True, None))
+    return out + [(triton.TritonInt8ScaledMMLinearKernel, "is_supported", here),
+                  (triton.TritonFp8BlockScaledMMKernel, "is_supported", here),
+                  (fp8_utils, "w8a8_triton_block_scaled_mm", cpu_kernels.w8a8_block_scaled_mm)]
 
 
 def _engine_attention():

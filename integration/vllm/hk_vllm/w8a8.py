@@ -1,9 +1,14 @@
-"""W8A8 linear layers on hk's 8-bit GEMMs: an int8 kernel class and an fp8 kernel class of vLLM's
-own kinds (Int8ScaledMMLinearKernel, FP8ScaledMMLinearKernel), put first in vLLM's kernel lists
-(_POSSIBLE_INT8_KERNELS, _POSSIBLE_FP8_KERNELS) for ROCm and CPU. Every layer whose method builds
-its kernel through vLLM's selection takes them: CompressedTensors W8A8 int8 (static or dynamic
-activations, symmetric or with a zero point) and fp8, and Fp8LinearMethod (per-tensor or
-per-channel weights, per-tensor or per-token activations; block scales keep vLLM's kernels).
+"""W8A8 linear layers on hk's 8-bit GEMMs: an int8, an fp8 and a block-scaled fp8 kernel class of
+vLLM's own kinds (Int8ScaledMMLinearKernel, FP8ScaledMMLinearKernel, Fp8BlockScaledMMLinearKernel),
+put first in vLLM's kernel lists (_POSSIBLE_INT8_KERNELS, _POSSIBLE_FP8_KERNELS,
+_POSSIBLE_FP8_BLOCK_KERNELS) for ROCm and CPU. Every layer whose method builds its kernel through
+vLLM's selection (init_fp8_linear_kernel, init_int8_linear_kernel) takes them: CompressedTensors
+W8A8 int8 (static or dynamic activations, symmetric or with a zero point) and fp8, and
+Fp8LinearMethod (per-tensor or per-channel weights, per-tensor or per-token activations), and
+both with DeepSeek-style 128 x 128 weight blocks and dynamic per-token-per-128-group activations
+(Fp8LinearMethod's weight_block_size, CompressedTensors' block strategy: Qwen3-8B-FP8, DeepSeek
+checkpoints), which vLLM on ROCm multiplies with AITER's block GEMM or its Triton kernel
+(w8a8_triton_block_scaled_mm).
 
 Each hk kernel also builds the kernel vLLM would have chosen without it (the next of the list
 that supports the layer): calls hk does not cover, or that the routing table sends to the engine,
@@ -31,6 +36,7 @@ from hk_vllm.common import counter
 
 _KL = "vllm.model_executor.kernels.linear"
 _SM = _KL + ".scaled_mm.ScaledMMLinearKernel"
+_BS = _KL + ".scaled_mm.BlockScaledMMLinearKernel"
 
 SEAMS = [
     Seam(_KL + "._POSSIBLE_INT8_KERNELS"),
@@ -54,6 +60,14 @@ SEAMS = [
     Seam(_SM + ".FP8ScaledMMLinearKernel._get_layer_params", ("self", "layer")),
     Seam(_SM + ".FP8ScaledMMLinearLayerConfig.__init__", ("self", "weight_quant_key", "activation_quant_key",
                                                           "weight_shape", "input_dtype", "out_dtype")),
+    Seam(_KL + "._POSSIBLE_FP8_BLOCK_KERNELS"),
+    Seam(_BS + ".Fp8BlockScaledMMLinearKernel.__init__", ("self", "config")),
+    Seam(_BS + ".Fp8BlockScaledMMLinearKernel.can_implement", ("config",)),
+    Seam(_BS + ".Fp8BlockScaledMMLinearKernel.process_weights_after_loading", ("self", "layer")),
+    Seam(_BS + ".Fp8BlockScaledMMLinearKernel.apply_weights", ("self", "layer", "x", "bias")),
+    Seam(_BS + ".Fp8BlockScaledMMLinearKernel.apply_block_scaled_mm", ("self", "A", "B", "As", "Bs")),
+    Seam(_BS + ".FP8BlockParams.from_layer", ("layer",)),
+    Seam(_BS + ".FP8BlockParams.block_scale_attr"),
     Seam(_KL + ".scaled_mm.cutlass.CutlassInt8ScaledMMLinearKernel.process_weights_after_loading",
          ("self", "layer")),
     Seam("vllm._custom_ops.scaled_int8_quant", ("input", "scale", "azp", "symmetric")),
@@ -86,17 +100,25 @@ def _platform_ok():
     return False, "runs on ROCm, or on a CPU with HK_DEVICE=interp or emu."
 
 
+_FP8_PARAMS = ["weight", "weight_scale", "input_scale", "input_scale_ub"]
+
+
 def _next_kernel(kernel, kind):
     """The kernel vLLM chooses for kernel.config without hk's (None: none can implement it)."""
     from vllm.model_executor.kernels import linear as kl
+    from vllm.model_executor.kernels.linear.scaled_mm.ScaledMMLinearKernel import FP8ScaledMMLinearKernel
 
-    table = kl._POSSIBLE_INT8_KERNELS if kind == "int8" else kl._POSSIBLE_FP8_KERNELS
+    table = {"int8": kl._POSSIBLE_INT8_KERNELS, "fp8": kl._POSSIBLE_FP8_KERNELS,
+             "fp8_block": kl._POSSIBLE_FP8_BLOCK_KERNELS}[kind]
     rest = {platform: [k for k in kernels if k not in KERNELS] for platform, kernels in table.items()}
     try:
         chosen = kl.choose_scaled_mm_linear_kernel(kernel.config, rest, quantization="%s_w8a8" % kind)
     except ValueError:
         return None
-    return chosen(kernel.config, kernel.layer_param_names)
+    if kind != "fp8_block":
+        return chosen(kernel.config, kernel.layer_param_names)
+    # As init_fp8_linear_kernel builds them: the block list holds FP8ScaledMMLinearKernels too.
+    return chosen(kernel.config, _FP8_PARAMS) if issubclass(chosen, FP8ScaledMMLinearKernel) else chosen(kernel.config)
 
 
 def _own_copy(layer, names):
@@ -243,6 +265,84 @@ def fp8_kernel_class():
     return HkFP8ScaledMMLinearKernel
 
 
+def fp8_block_kernel_class():
+    from vllm.model_executor.kernels.linear.scaled_mm.BlockScaledMMLinearKernel import (
+        FP8BlockParams, Fp8BlockScaledMMLinearKernel)
+
+    class HkFp8BlockScaledMMKernel(Fp8BlockScaledMMLinearKernel):
+        """Block-scaled fp8 W8A8 on hk.ops.scaled_mm's 128 x 128 block scales: activations
+        quantized per token per 128 columns by vLLM's QuantFP8, as its kernels do."""
+
+        @classmethod
+        def is_supported(cls, compute_capability=None):
+            return _platform_ok()
+
+        @classmethod
+        def can_implement(cls, config):
+            ok, why = super().can_implement(config)  # dynamic activations only
+            if not ok:
+                return ok, why
+            act, weight = config.activation_quant_key, config.weight_quant_key
+            why = _fp8_formats(act.dtype, weight.dtype)
+            if why:
+                return False, why
+            if (tuple(weight.scale.group_shape) != ops.BLOCK
+                    or tuple(act.scale.group_shape) != (1, ops.BLOCK[1])):
+                return False, "takes 128 x 128 weight blocks with activations per token per 128 columns"
+            if config.input_dtype not in HALF or (config.out_dtype is not None and config.out_dtype not in HALF):
+                return False, "takes bf16 or fp16 activations"
+            return True, None
+
+        def __init__(self, config):
+            super().__init__(config)
+            self.fallback = _next_kernel(self, "fp8_block")
+            self.hk_layer = None
+
+        def process_weights_after_loading(self, layer):
+            base = Fp8BlockScaledMMLinearKernel.process_weights_after_loading
+            if self.fallback is None:
+                base(self, layer)
+                self.hk_layer = layer
+            elif type(self.fallback).process_weights_after_loading is base:
+                self.fallback.process_weights_after_loading(layer)  # the same weights: shared
+                self.hk_layer = layer
+            else:  # AITER's (and the CPU kernels) process them their own way: hk keeps its copy
+                params = FP8BlockParams.from_layer(layer)
+                self.hk_layer = _own_copy(layer, [params.WEIGHT, params.block_scale_attr, params.INPUT_SCALE,
+                                                  params.INPUT_SCALE_UB])
+                base(self, self.hk_layer)
+                self.fallback.process_weights_after_loading(layer)
+
+        def apply_weights(self, layer, x, bias=None, **kwargs):
+            from vllm.platforms import current_platform
+
+            params = self._get_layer_params(self.hk_layer)
+
+            def engine():
+                if self.fallback is None:
+                    _no_fallback(self, "routed to the engine")
+                return self.fallback.apply_weights(layer, x, bias)
+
+            uncovered = None if isinstance(x, torch.Tensor) else "pre-quantized activations"
+            if uncovered is None and x.dtype not in HALF:
+                uncovered = "dtype"
+            if uncovered and self.fallback is None:
+                _no_fallback(self, uncovered)
+            out_dtype = self.config.out_dtype or getattr(x, "dtype", None)
+            return ops.fp8_block_linear(
+                counter("w8a8_fp8_block"), x, params.weight, params.block_scale, bias, out_dtype,
+                lambda x2: self.quant_fp8(x2, params.input_scale, params.input_scale_ub, use_triton=self.use_triton),
+                engine, uncovered=uncovered, act_dtype=current_platform.fp8_dtype(),
+                block=tuple(self.weight_group_shape))
+
+        def apply_block_scaled_mm(self, A, B, As, Bs):
+            import hk.ops
+
+            return hk.ops.scaled_mm(A, B.t(), ops.block_scale_a(As.float()), Bs.t(), self.config.out_dtype)
+
+    return HkFp8BlockScaledMMKernel
+
+
 KERNELS = []  # hk's classes, while installed
 _PLATFORMS = ("ROCM", "CPU")
 
@@ -250,17 +350,17 @@ _PLATFORMS = ("ROCM", "CPU")
 def _lists():
     from vllm.model_executor.kernels import linear as kl
 
-    return (kl._POSSIBLE_INT8_KERNELS, kl._POSSIBLE_FP8_KERNELS)
+    return (kl._POSSIBLE_INT8_KERNELS, kl._POSSIBLE_FP8_KERNELS, kl._POSSIBLE_FP8_BLOCK_KERNELS)
 
 
 def install():
-    """hk's kernels first in vLLM's int8 and fp8 lists for ROCm and CPU (vLLM's register_linear_kernel
+    """hk's kernels first in vLLM's int8, fp8 and block fp8 lists for ROCm and CPU (vLLM's register_linear_kernel
     would append them, after kernels that always implement a layer)."""
     from vllm.platforms import PlatformEnum
 
     if KERNELS:
         return
-    KERNELS.extend([int8_kernel_class(), fp8_kernel_class()])
+    KERNELS.extend([int8_kernel_class(), fp8_kernel_class(), fp8_block_kernel_class()])
     for table, kernel in zip(_lists(), KERNELS):
         for name in _PLATFORMS:
             table.setdefault(getattr(PlatformEnum, name), []).insert(0, kernel)

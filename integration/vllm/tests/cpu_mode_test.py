@@ -63,7 +63,8 @@ def test_the_cpu_mode_puts_hks_backend_in_cpu_attns_place_and_takes_it_back(load
     monkeypatch.setenv("HK_DEVICE", "interp")
     monkeypatch.delenv("HK_ENGINE_ROUTES", raising=False)
     from vllm.model_executor.kernels import linear as kl
-    from vllm.model_executor.kernels.linear.scaled_mm.triton import TritonInt8ScaledMMLinearKernel
+    from vllm.model_executor.kernels.linear.scaled_mm.triton import (TritonFp8BlockScaledMMKernel,
+                                                                     TritonInt8ScaledMMLinearKernel)
     from vllm.platforms import PlatformEnum
 
     gemm_choice, silu_cpu = utils.check_cpu_sgl_kernel, SiluAndMul.forward_cpu
@@ -80,10 +81,14 @@ def test_the_cpu_mode_puts_hks_backend_in_cpu_attns_place_and_takes_it_back(load
         assert kl._POSSIBLE_INT8_KERNELS[PlatformEnum.CPU] == kl._POSSIBLE_INT8_KERNELS[PlatformEnum.ROCM]
         assert kl._POSSIBLE_FP8_KERNELS[PlatformEnum.CPU][0].__name__ == "HkFP8ScaledMMLinearKernel"
         assert TritonInt8ScaledMMLinearKernel.is_supported() == (True, None)
+        assert [k.__name__ for k in kl._POSSIBLE_FP8_BLOCK_KERNELS[PlatformEnum.CPU]] == [
+            k.__name__ for k in kl._POSSIBLE_FP8_BLOCK_KERNELS[PlatformEnum.ROCM]]
+        assert TritonFp8BlockScaledMMKernel.is_supported() == (True, None)
     finally:
         cpu.uninstall()
     assert kl._POSSIBLE_INT8_KERNELS is int8_lists and kl._POSSIBLE_INT8_KERNELS[PlatformEnum.CPU] == int8_cpu
     assert not TritonInt8ScaledMMLinearKernel.is_supported()[0]
+    assert not TritonFp8BlockScaledMMKernel.is_supported()[0]
     assert AttentionBackendEnum.CPU_ATTN.get_path() == "vllm.v1.attention.backends.cpu_attn.CPUAttentionBackend"
     assert utils.check_cpu_sgl_kernel is gemm_choice and SiluAndMul.forward_cpu is silu_cpu
     assert "op" not in vars(SiluAndMul)

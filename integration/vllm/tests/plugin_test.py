@@ -28,18 +28,19 @@ def test_the_entry_point_loads_the_plugin_and_every_seam_is_patched(loaded):
     # The name vLLM's Attention layer looks the backend up by (cpu_mode_test builds that layer).
     assert AttentionBackendEnum.CUSTOM.get_class().get_name() == "CUSTOM"
     assert "hk" in ir.ops.rms_norm.impls and "hk" in ir.ops.fused_add_rms_norm.impls
-    assert hk_scaled_mm_kernels() == {"ROCM": ["HkInt8ScaledMMLinearKernel", "HkFP8ScaledMMLinearKernel"],
-                                      "CPU": ["HkInt8ScaledMMLinearKernel", "HkFP8ScaledMMLinearKernel"]}
+    ours = ["HkInt8ScaledMMLinearKernel", "HkFP8ScaledMMLinearKernel", "HkFp8BlockScaledMMKernel"]
+    assert hk_scaled_mm_kernels() == {"ROCM": ours, "CPU": ours}
 
 
 def hk_scaled_mm_kernels():
-    """The first kernel of vLLM's int8 and fp8 lists per platform, where it is hk's."""
+    """The first kernel of vLLM's int8, fp8 and block fp8 lists per platform, where it is hk's."""
     from vllm.model_executor.kernels import linear as kl
     from vllm.platforms import PlatformEnum
 
     firsts = {}
     for platform in PlatformEnum:
-        names = [t[platform][0].__name__ for t in (kl._POSSIBLE_INT8_KERNELS, kl._POSSIBLE_FP8_KERNELS)
+        names = [t[platform][0].__name__ for t in (kl._POSSIBLE_INT8_KERNELS, kl._POSSIBLE_FP8_KERNELS,
+                                                       kl._POSSIBLE_FP8_BLOCK_KERNELS)
                  if t.get(platform) and t[platform][0].__module__ == "hk_vllm.w8a8"]
         if names:
             firsts[platform.name] = names

@@ -4,7 +4,9 @@ Fp8LinearMethod) with hk's plugin loaded, take hk's kernel classes and compute t
 hk.ops.int8_scaled_mm / hk.ops.scaled_mm on hk's interpreter, matching the dequantized product
 (and, for fp8, vLLM's own torch._scaled_mm kernel). Calls the routing table sends to the engine,
 and layers hk's kernel refuses, run on the kernel vLLM would have chosen, counted. vLLM's FNUZ fp8
-(its platform's on MI300) is hk's on gfx942 and vLLM's on other targets."""
+(its platform's on MI300) is hk's on gfx942 and vLLM's on other targets. Block-scaled fp8
+(Fp8LinearMethod with 128 x 128 weight blocks) takes hk's block kernel class, against the float64
+product of what vLLM's quantizer gives."""
 
 import json
 
@@ -16,7 +18,8 @@ from conftest import close
 from hk_engine.plugin import reset_uncovered_warnings
 
 ROUTES = {"target": "any", "provenance": "tests",
-          "ops": {op: [{"when": {"m": [1, 64]}, "route": "hk"}] for op in ("int8_scaled_mm", "fp8_scaled_mm")}}
+          "ops": {op: [{"when": {"m": [1, 64]}, "route": "hk"}] for op in ("int8_scaled_mm", "fp8_scaled_mm",
+                                                                              "fp8_block_scaled_mm")}}
 K, N = 64, 96
 
 
@@ -45,7 +48,8 @@ def c_stand_ins():
 def rocm_kernels(loaded, monkeypatch):
     """hk's plugin with its CPU mode, whose layers choose among vLLM's ROCm kernel lists (hk's
     kernels first, then Triton's int8 kernel, the torch._scaled_mm fp8 kernels): vLLM's CPU
-    kernels need torch.ops._C's oneDNN GEMMs. hk's two classes."""
+    kernels need torch.ops._C's oneDNN GEMMs; for block scales Triton's kernel, its GEMM in
+    torch). hk's three classes."""
     from vllm.model_executor.kernels import linear as kl
     from vllm.platforms import PlatformEnum
 
@@ -53,10 +57,11 @@ def rocm_kernels(loaded, monkeypatch):
 
     monkeypatch.setenv("HK_DEVICE", "interp")
     cpu.install(loaded)
-    int8, fp8 = w8a8.KERNELS
+    int8, fp8, block = w8a8.KERNELS
     assert kl._POSSIBLE_INT8_KERNELS[PlatformEnum.ROCM][0] is int8
     assert kl._POSSIBLE_FP8_KERNELS[PlatformEnum.ROCM][0] is fp8
-    yield int8, fp8
+    assert kl._POSSIBLE_FP8_BLOCK_KERNELS[PlatformEnum.ROCM][0] is block
+    yield int8, fp8, block
     cpu.uninstall()
 
 
@@ -367,3 +372,132 @@ def test_fnuz_targets_are_the_target_facts_and_one_check_serves_class_and_call(r
     ok, why = rocm_kernels[1].can_implement(config)
     assert not ok and why == ops.fp8_formats_refusal(torch.float8_e4m3fn, torch.float8_e4m3fn, fnuz=True)[1]
     assert "not on gfx1201" in why
+
+
+# ---------------------------------------------------------------------------------------------
+# 128 x 128 block-scaled fp8 (DeepSeek's, Qwen3-FP8's): Fp8LinearMethod with weight_block_size.
+
+BK, BN = 256, 128  # two groups of K, one block of N
+
+
+def block_layer(k=BK, n=BN, seed=9, bias=False):
+    """An Fp8LinearMethod layer with 128 x 128 weight blocks, filled with an fp8 weight whose
+    blocks have scales apart (so that a block applied to the wrong group shows)."""
+    from vllm.model_executor.layers.linear import ColumnParallelLinear
+    from vllm.model_executor.layers.quantization.fp8 import Fp8Config
+    from vllm.utils.torch_utils import set_default_torch_dtype
+
+    config = Fp8Config(is_checkpoint_fp8_serialized=True, activation_scheme="dynamic", weight_block_size=[128, 128])
+    with set_default_torch_dtype(torch.bfloat16):
+        layer = ColumnParallelLinear(k, n, bias=bias, params_dtype=torch.bfloat16, quant_config=config,
+                                     prefix="mlp.up")
+    g = torch.Generator().manual_seed(seed)
+    q = (torch.randn(n, k, generator=g) * 100).clamp(-448, 448).to(torch.float8_e4m3fn)
+    s = torch.rand(layer.weight_scale_inv.shape, generator=g) * 0.004 + 0.0005
+    put(layer, weight=q, weight_scale_inv=s)
+    return layer
+
+
+def block_reference(layer, x):
+    """The float64 product of vLLM's own quantization of x (per token per 128 columns) and the
+    layer's block-scaled weight."""
+    kernel = kernel_of(layer)
+    x2 = x.reshape(-1, x.shape[-1])
+    xq, xs = kernel.quant_fp8(x2, None, None)
+    k = x2.shape[1]
+    assert tuple(xs.shape) == (x2.shape[0], -(-k // 128))
+    a = xq.double() * xs.double().repeat_interleave(128, 1)[:, :k]
+    ws = layer.weight_scale_inv.double().repeat_interleave(128, 0).repeat_interleave(128, 1)
+    w = layer.weight.double() * ws[:layer.weight.shape[0], :layer.weight.shape[1]]
+    return (a @ w.t()).reshape(*x.shape[:-1], -1)
+
+
+def test_block_scaled_fp8_layer_takes_hks_block_kernel(rocm_kernels, vllm_config, counts):
+    from vllm.model_executor.kernels.linear.scaled_mm.triton import TritonFp8BlockScaledMMKernel
+
+    layer = block_layer()
+    kernel = kernel_of(layer)
+    assert type(kernel) is rocm_kernels[2] and type(kernel.fallback) is TritonFp8BlockScaledMMKernel
+    x = torch.randn(3, 2, BK, generator=torch.Generator().manual_seed(10)).to(torch.bfloat16)
+    out = layer(x)[0]
+    assert out.shape == (3, 2, BN) and out.dtype == torch.bfloat16
+    close(out, block_reference(layer, x))
+    assert counts.snapshot()["vllm.w8a8_fp8_block"] == {"hk": 1}
+    # vLLM's own kernel (Triton's, its GEMM in torch here) gives the same answer.
+    close(out, vllm_reference(layer, x))
+    # A decode's one token (its scales one row: hk reads their transpose).
+    x1 = x[:1, 0]
+    close(layer(x1)[0], block_reference(layer, x1))
+    assert counts.snapshot()["vllm.w8a8_fp8_block"] == {"hk": 2}
+    # Past the table's 64 tokens: vLLM's kernel, counted.
+    x = torch.randn(70, BK, generator=torch.Generator().manual_seed(11)).to(torch.bfloat16)
+    assert torch.equal(layer(x)[0], vllm_reference(layer, x))
+    assert counts.snapshot()["vllm.w8a8_fp8_block"] == {"hk": 2, "engine": 1}
+
+
+def test_block_scaled_fp8_routed_to_the_engine(rocm_kernels, vllm_config, counts, tmp_path, monkeypatch):
+    from hk_engine import routing
+
+    path = tmp_path / "engine.json"
+    path.write_text(json.dumps({"target": "any", "ops": {"fp8_block_scaled_mm": [{"when": {}, "route": "engine"}]}}))
+    monkeypatch.setenv("HK_ENGINE_ROUTES", str(path))
+    routing.clear_cache()
+    layer = block_layer()
+    x = torch.randn(4, BK).to(torch.bfloat16)
+    kernel_of(layer).quant_fp8 = lambda *a, **kw: pytest.fail("hk quantized a call the table sends to the engine")
+    engine = torch.full((4, BN), 3.0, dtype=torch.bfloat16)
+    kernel_of(layer).fallback.apply_weights = lambda layer_, x_, bias_: engine
+    assert layer(x)[0] is engine
+    assert counts.snapshot()["vllm.w8a8_fp8_block"] == {"engine": 1}
+
+
+def test_block_scaled_fp8_calls_hk_does_not_cover_are_vllms(rocm_kernels, vllm_config, counts):
+    # K of 192 (a last group of 64 columns): vLLM's kernel takes it, hk's block scales do not.
+    layer = block_layer(k=192)
+    assert type(kernel_of(layer)) is rocm_kernels[2]
+    x = torch.randn(2, 192).to(torch.bfloat16)
+    reset_uncovered_warnings()
+    with pytest.warns(UserWarning, match="vllm.w8a8_fp8_block: hk's kernel does not cover these calls \\(shape\\)"):
+        out = layer(x)[0]
+    assert torch.equal(out, vllm_reference(layer, x))
+    close(out, block_reference(layer, x))
+    # fp32 activations: hk writes bf16 or fp16.
+    layer = block_layer()
+    x = torch.randn(2, BK)
+    with pytest.warns(UserWarning, match="\\(dtype\\)"):
+        out = layer(x)[0]
+    assert torch.equal(out, vllm_reference(layer, x))
+    assert counts.snapshot()["vllm.w8a8_fp8_block"] == {"engine:uncovered": 2}
+
+
+def test_block_kernel_refuses_other_blocks_and_checks_scales_at_the_call(rocm_kernels, vllm_config, counts):
+    from vllm.model_executor.kernels.linear.scaled_mm.ScaledMMLinearKernel import FP8ScaledMMLinearLayerConfig
+    from vllm.model_executor.layers.quantization.utils.quant_utils import (GroupShape, QuantKey, ScaleDesc,
+                                                                           kFp8Dynamic128Sym, kFp8Static128BlockSym)
+
+    from hk_engine import ops
+
+    def config(weight_key, act_key, dtype=torch.bfloat16):
+        return FP8ScaledMMLinearLayerConfig(weight_quant_key=weight_key, activation_quant_key=act_key,
+                                            weight_shape=(BN, BK), input_dtype=dtype, out_dtype=dtype)
+
+    block = rocm_kernels[2]
+    assert block.can_implement(config(kFp8Static128BlockSym, kFp8Dynamic128Sym)) == (True, None)
+    blocks_64 = QuantKey(torch.float8_e4m3fn, ScaleDesc(torch.float32, True, GroupShape(64, 64)))
+    ok, why = block.can_implement(config(blocks_64, kFp8Dynamic128Sym))
+    assert not ok and "128 x 128" in why
+    ok, why = block.can_implement(config(kFp8Static128BlockSym, kFp8Dynamic128Sym, torch.float32))
+    assert not ok and "bf16 or fp16" in why
+    # At a call: scales not [N/128, K/128], or another block, are the engine's, counted.
+    reset_uncovered_warnings()
+    w = torch.zeros(BN, BK, dtype=torch.float8_e4m3fn)
+    x = torch.randn(2, BK).to(torch.bfloat16)
+    engine = torch.zeros(2, BN, dtype=torch.bfloat16)
+    never = lambda x2: pytest.fail("hk quantized a call it does not cover")  # noqa: E731
+    for scale, blk, reason in [(torch.ones(2, 2), (128, 128), "shape"), (torch.ones(1, 2), (64, 128), "block"),
+                               (torch.ones(1, 2, dtype=torch.bfloat16), (128, 128), "dtype")]:
+        with pytest.warns(UserWarning, match="\\(%s\\)" % reason):
+            got = ops.fp8_block_linear("vllm.w8a8_fp8_block", x, w, scale, None, torch.bfloat16, never,
+                                       lambda: engine, block=blk)
+        assert got is engine
+    assert counts.snapshot()["vllm.w8a8_fp8_block"] == {"engine:uncovered": 3}
