@@ -249,15 +249,6 @@ def fp8_linear(name, x, weight, weight_scale, bias, out_dtype, quant, engine_cal
 BLOCK = (128, 128)  # the weight blocks (N, K) hk.ops.scaled_mm's block scales are of
 
 
-def block_scale_a(scale):
-    """Activation block scales [M, K/128] as hk.ops.scaled_mm reads them, contiguous. One row's
-    goes as a view whose transpose has unit strides: hk transposes scale_a to [K/128, M], and
-    torch leaves a one-row tensor's transpose strided by K/128 (a size-1 dimension's stride is
-    never fixed by contiguous()), which hk's kernel refuses."""
-    scale = scale.contiguous()
-    return scale.reshape(-1, 1).t() if scale.shape[0] == 1 else scale
-
-
 def fp8_block_linear(name, x, weight, weight_scale, bias, out_dtype, quant, engine_call, uncovered=None,
                      act_dtype=None, block=BLOCK):
     """x @ weightᵀ (+ bias) by hk.ops.scaled_mm with DeepSeek-style block scales: weight fp8
@@ -283,7 +274,7 @@ def fp8_block_linear(name, x, weight, weight_scale, bias, out_dtype, quant, engi
 
     def hk_call():
         q, scale = quant(x.reshape(-1, k))
-        out = hk.ops.scaled_mm(q, weight.t(), block_scale_a(scale.float()), weight_scale.t(), out_dtype, bias)
+        out = hk.ops.scaled_mm(q, weight.t(), scale.float(), weight_scale.t(), out_dtype, bias)
         return out.view(*x.shape[:-1], n)
 
     return dispatch(name, "fp8_block_scaled_mm", scaled_mm_facts(x, n), hk_call, engine_call, uncovered=uncovered)
