@@ -40,6 +40,13 @@ for _arch in facts.archs():
     if facts.target(_arch).fp8_format:
         fnuz = facts.target(_arch).fp8_format == "fnuz"
         globals()["fp8_fast_" + _arch] = mm8.mm8_fast_kernel(hk.fp8e4m3fnuz if fnuz else hk.fp8e4m3, hk.bf16)
+    # The converted paths on the LDS-staged schedule: W8A16 everywhere, and OCP e4m3 x e4m3
+    # where the target has no fp8 instruction that reads it (gfx1100; gfx942 decodes the bytes).
+    # (OCP bytes are staged typed, as hk.ops passes them.)
+    globals()["w8a16_fast_" + _arch] = mm8.mm8_fast_kernel(hk.bf16, hk.bf16, False, hk.bf16, hk.fp8e4m3)
+    if mm8.fp8_plan(E4M3, E4M3, _arch)[2] == hk.bf16:
+        globals()["fp8_converted_fast_" + _arch] = mm8.mm8_fast_kernel(hk.bf16, hk.bf16, False, hk.fp8e4m3,
+                                                                       hk.fp8e4m3)
 
 # FNUZ where the target's fp8 is FNUZ (hk.ops refuses it elsewhere); the plan is the fp8 MFMA.
 for _arch in facts.archs():

@@ -206,35 +206,60 @@ def mm8_kernel(a_type, b_type, compute, out, with_bias=False, azp=None, block=Fa
 
 
 @functools.lru_cache(maxsize=None)
-def mm8_fast_kernel(dtype, out, with_bias=False):
-    """out = a · btᵀ scaled (modes NONE, TENSOR or LINE), for operands the target's 8-bit matrix
-    instruction reads as stored (int8; fp8 in the target's format): gemm_kernel's schedule
+def mm8_fast_kernel(dtype, out, with_bias=False, a_type=None, b_type=None):
+    """out = a · btᵀ scaled (modes NONE, TENSOR or LINE) on gemm_kernel's schedule
     (gemm.accumulate: 4 waves, 128 x 128 of out per workgroup, K through two LDS buffers with
-    the next step's loads in flight), each 8-bit tile read from LDS straight into the matrix
-    fragments; the epilogue mm8_kernel's. Rows of a and bt must be 16-byte multiples.
+    the next step's loads in flight), the epilogue mm8_kernel's. Rows of a and bt must be 16-byte
+    multiples. With a_type and b_type None the operands are `dtype`, which the target's 8-bit
+    matrix instruction reads as stored (int8; fp8 in the target's format): each tile is read
+    from LDS straight into the matrix fragments. Otherwise (mm8_kernel's types: fp8, "raw "
+    fp8 for OCP bytes passed as int8, or `dtype` itself) each operand is staged in LDS as
+    stored and its register tiles converted to `dtype` (bf16 or fp16) after each LDS read:
+    W8A16, and fp8 where the target has no instruction for it.
 
     Arguments: a, bt, sa, sb[, bias], c, a_mode, b_mode."""
+    # OCP bytes a kernel would read as int8 ("raw ", gfx942) are staged typed here: the library's
+    # conversion to 16-bit is the same software on every target.
+    types = tuple(getattr(hk, t[4:]) if isinstance(t, str) else t for t in (a_type or dtype, b_type or dtype))
+    stored = types
     name = "mm8_fast_%s_%s%s" % (dtype.name, out.name, "_bias" if with_bias else "")
+    if a_type is not None or b_type is not None:
+        name = "mm8_fast_%s_%s_%s_%s%s" % (_tname(types[0]), _tname(types[1]), dtype.name, out.name,
+                                           "_bias" if with_bias else "")
+
+    def converter(kind):  # (a Python function of a register tile, or None: read as the instruction's)
+        if kind != dtype:
+            return lambda t: t.to(dtype, "row")
+        return None
+
+    convert = None if types == (dtype, dtype) else (converter(types[0]), converter(types[1]))
+    # The converted tiles' registers: K 32 at a time through LDS on RDNA (at 64 the staging
+    # spills on gfx1100 and gfx1201).
+    schedule = None if convert is None else {"gfx1100": {"BK": 16}, "gfx1201": {"BK": 16}}
 
     @hk.func
     def body(a, bt, sa, sb, bias, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL):
         bx, by, w = hk.arch.block_idx.x, hk.arch.block_idx.y, hk.arch.warp_id()
-        acc = gemm.accumulate(a, bt, dtype, WAVES, False, BM, BN, BK, KSTEP, UNROLL, bx, by, w // 2, w % 2)
+        if convert is None:
+            acc = gemm.accumulate(a, bt, dtype, WAVES, False, BM, BN, BK, KSTEP, UNROLL, bx, by, w // 2, w % 2)
+        else:
+            acc = gemm.accumulate(a, bt, dtype, WAVES, False, BM, BN, BK, KSTEP, UNROLL, bx, by, w // 2, w % 2,
+                                  convert=convert)
         r = by * (WAVES // 2) + w // 2
         cc = bx * 2 + w % 2
         epilogue(acc, sa, sb, bias, None, None, c, r, cc, a_mode, b_mode, None, out)
 
     grid = lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM))  # noqa: E731
-    A, F, C = hk.Tensor[dtype], hk.Tensor[hk.fp32], hk.Tensor[out]
+    A, B, F, C = hk.Tensor[stored[0]], hk.Tensor[stored[1]], hk.Tensor[hk.fp32], hk.Tensor[out]
     if with_bias:
-        def mm8_fast(a: A, bt: A, sa: F, sb: F, bias: C, c: C, a_mode: int, b_mode: int, *,
+        def mm8_fast(a: A, bt: B, sa: F, sb: F, bias: C, c: C, a_mode: int, b_mode: int, *,
                      BM=128, BN=128, BK=64, KSTEP=0, UNROLL=2):  # BK: 64 bytes, as the 16-bit GEMM's
             body(a, bt, sa, sb, bias, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL)
     else:
-        def mm8_fast(a: A, bt: A, sa: F, sb: F, c: C, a_mode: int, b_mode: int, *,
+        def mm8_fast(a: A, bt: B, sa: F, sb: F, c: C, a_mode: int, b_mode: int, *,
                      BM=128, BN=128, BK=64, KSTEP=0, UNROLL=2):
             body(a, bt, sa, sb, None, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL)
-    return hk.kernel(grid=grid, warps=WAVES, name=name)(mm8_fast)
+    return hk.kernel(grid=grid, warps=WAVES, name=name, schedule=schedule)(mm8_fast)
 
 
 def _tname(t):
@@ -433,15 +458,22 @@ def launch_fp8(a, b, scale_a, scale_b, bias, out):
     if m == 0 or n == 0:
         return
     a_type, b_type, compute = fp8_plan(a.dtype, b.dtype, registry.launch_arch())
-    a2 = a2.view(torch.int8) if isinstance(a_type, str) else a2
     bt = _transposed(bt)
-    bt = bt.view(torch.int8) if isinstance(b_type, str) else bt
     one = None
     if sa is None or sb is None:  # the kernel reads a tensor it is told to ignore
         one = torch.ones(1, dtype=torch.float32, device=a.device)
-    if not block and a_type == b_type == compute and not gemm.in_pieces(a2, bt):
+    # The LDS-staged kernel: the instruction's own operands, or OCP fp8 converted to 16-bit
+    # (FNUZ operands of a converted product keep the direct kernel's decode).
+    staged = not block and not gemm.in_pieces(a2, bt) and (a_type == b_type == compute or not (
+        a.dtype in FNUZ or b.dtype in FNUZ))
+    if staged and a_type == b_type == compute:
         kernel = mm8_fast_kernel(compute, out_type, bias is not None)
+    elif staged:  # (OCP bytes staged typed: converted in software on every target)
+        typed = [getattr(hk, t[4:]) if isinstance(t, str) else t for t in (a_type, b_type)]
+        kernel = mm8_fast_kernel(compute, out_type, bias is not None, *typed)
     else:
+        a2 = a2.view(torch.int8) if isinstance(a_type, str) else a2
+        bt = bt.view(torch.int8) if isinstance(b_type, str) else bt
         kernel = mm8_kernel(a_type, b_type, compute, out_type, bias is not None, None, block)
     operands = [a2, bt, one if sa is None else sa, one if sb is None else sb] + ([bias] if bias is not None else [])
     kernel(*operands, c, a_mode, b_mode)

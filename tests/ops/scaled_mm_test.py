@@ -308,6 +308,37 @@ def test_fp8_lds_staged_on_the_emulator(monkeypatch, arch, dtype):
     assert calls == [(fp8, hk.bf16, True), (fp8, hk.fp32, False)]
 
 
+# The converted products on the LDS-staged schedule: W8A16 everywhere (e4m3 and e5m2 weights),
+# e4m3 x e4m3 where no instruction reads OCP fp8 (gfx1100 converts, gfx942 too: the bytes are
+# staged typed, not decoded as int8).
+CONVERTED_STAGED = {
+    "gfx1100": [("w8a16", torch.bfloat16, E4, True, torch.bfloat16), ("row", E4, E4, False, torch.float32)],
+    "gfx942": [("w8a16", torch.bfloat16, E4, True, torch.bfloat16), ("row", E4, E4, False, torch.float32)],
+    "gfx950": [("w8a16", torch.bfloat16, E4, True, torch.bfloat16), ("w8a16", torch.float16, E5, False, torch.float16)],
+    "gfx1201": [("w8a16", torch.bfloat16, E4, True, torch.bfloat16), ("row", E4, E5, False, torch.float16)],
+}
+KINDS = {E4: hk.fp8e4m3, E5: hk.fp8e5m2, torch.bfloat16: hk.bf16, torch.float16: hk.fp16, torch.float32: hk.fp32}
+
+
+@pytest.mark.parametrize("arch", sorted(CONVERTED_STAGED))
+def test_converted_lds_staged_on_the_emulator(monkeypatch, arch):
+    m, n, k = 133, 144, 208
+    calls = fast_calls(monkeypatch)
+    for i, case in enumerate(CONVERTED_STAGED[arch]):
+        a, b, sa, sb, bias = fp8_case(*case, m, n, k, seed=6)
+        if i == 0:  # an e4m3 NaN in the weight (S.1111.111): its column of out is NaN
+            b[7, 3] = float("nan")
+        want, slack = fp8_reference(a, b, sa, sb, bias)
+        on(monkeypatch, "emu", arch)
+        got = torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias)
+        assert bool(got[:, 3].isnan().all()) == (i == 0)
+        keep = [j for j in range(n) if i or j != 3]
+        close(got[:, keep], want[:, keep], slack[:, keep])
+        compute = hk.bf16 if case[1] in (E4, E5) else KINDS[case[1]]
+        assert calls[-1] == (compute, KINDS[case[4]], case[3], KINDS[case[1]], KINDS[case[2]])
+    assert len(calls) == 2
+
+
 def test_which_fp8_calls_take_the_lds_staged_kernel(monkeypatch):
     calls = fast_calls(monkeypatch)
     on(monkeypatch, "interp", "gfx950")
@@ -317,7 +348,20 @@ def test_which_fp8_calls_take_the_lds_staged_kernel(monkeypatch):
         torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias)
     on(monkeypatch, "interp", "gfx1100")  # no fp8 instruction: converted to bf16
     torch.ops.hk.scaled_mm(*fp8_case("row", E4, E4, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
-    assert calls == [(hk.fp8e4m3, hk.bf16, False)]
+    # The converted products (mixed formats, W8A16 on gfx950; e4m3 on gfx1100) on the same
+    # schedule, their tiles converted after each LDS read; blocks are not.
+    converted = [(hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e5m2), (hk.bf16, hk.bf16, False, hk.bf16, hk.fp8e4m3),
+                 (hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e4m3)]
+    assert calls == [(hk.fp8e4m3, hk.bf16, False)] + converted
+    a, b, sa, sb, _ = fp8_case("w8a16", torch.bfloat16, E4, False, torch.bfloat16, 5, 256, 100)  # 100-byte rows
+    torch.ops.hk.scaled_mm(a, b, sa, sb, torch.bfloat16)
+    on(monkeypatch, "interp", "gfx942")  # FNUZ weights of 16-bit activations: the direct kernel
+    torch.ops.hk.scaled_mm(*fp8_case("w8a16", torch.bfloat16, E4Z, False, torch.bfloat16, 5, 256, 256)[:4],
+                           torch.bfloat16)
+    a, b, sa, sb, _ = fp8_case("row", E4, E4, False, torch.bfloat16, 5, 256, 256)  # OCP bytes, staged typed
+    torch.ops.hk.scaled_mm(a, b, sa, sb, torch.bfloat16)
+    assert calls == [(hk.fp8e4m3, hk.bf16, False)] + converted + [
+        (hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e4m3)]
 
 
 def test_which_instruction_each_target_runs():
@@ -539,6 +583,16 @@ def test_the_kernels_pass_the_gates(arch):
         mnemonics = {line.mnemonic for line in disasm.disassemble(built.code_object, arch)}
         assert any(m.startswith(("v_wmma_", "v_mfma_")) and ("i8" in m or "iu8" in m or "fp8" in m) for m in mnemonics), \
             sorted(mnemonics)
+    # The converted products on the same schedule, on the 16-bit instruction.
+    converted = [mm8.mm8_fast_kernel(hk.bf16, hk.bf16, True, hk.bf16, hk.fp8e4m3),
+                 mm8.mm8_fast_kernel(hk.fp16, hk.fp32, False, hk.fp16, hk.fp8e5m2),
+                 mm8.mm8_fast_kernel(hk.bf16, hk.fp16, True, hk.fp8e4m3, hk.fp8e5m2)]
+    for kernel in converted:
+        built = kernel.build(arch, divisors=16)
+        assert built.meta.spills == 0, built.report()
+        mnemonics = {line.mnemonic for line in disasm.disassemble(built.code_object, arch)}
+        assert any(m.startswith(("v_wmma_f32_16x16x16_", "v_mfma_f32_16x16x")) and ("bf16" in m or "f16" in m)
+                   for m in mnemonics), sorted(mnemonics)
     for kernel in kernels + native:
         for divisors in (16, 1):
             built = kernel.build(arch, divisors=divisors)
