@@ -14,6 +14,11 @@ scaled_mm launch, bf16 out, without bias.
                     (the kernel above takes the rest)
     fp8_fast_*      e4m3 x e4m3 likewise, per-tensor or rowwise, where the target's fp8
                     instruction reads the format: OCP on gfx1201 and gfx950, FNUZ on gfx942
+    w8a16_fast_*    W8A16 on the same schedule, the e4m3 weight staged as fp8 and its tiles
+                    converted to bf16 after each LDS read: what scaled_mm runs for 16-byte rows
+    fp8_converted_fast_*
+                    OCP e4m3 x e4m3 likewise, both converted to bf16, where no instruction reads
+                    OCP fp8 (gfx1100; gfx942, whose fp8 instructions read FNUZ)
 
 Where a *_fast kernel exists, its direct-from-memory counterpart is what hk.ops launches for rows
 that are not 16-byte multiples. The fp8 kernels differ by target (mm8.fp8_plan): the fp8 matrix instruction on gfx1201 and gfx950,

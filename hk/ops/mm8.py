@@ -32,10 +32,15 @@ activations' type: exact, every e4m3 and e5m2 value, OCP or FNUZ, is one of both
 as 16-bit. On gfx942 the kernel reads OCP bytes as int8 and decodes them itself (decode_ocp), so
 OCP fp8 runs on every target; FNUZ runs on gfx942 only, and OCP with FNUZ in one product nowhere.
 
-A workgroup of 4 waves owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64, each
-wave 16 x 32: a group's product is held beside the sum), reading its operands from global memory
-(past the edges they read zeros) straight into the matrix fragments: correct, not fast (no LDS
-staging; see docs/performance.md).
+Two kernels. mm8_fast_kernel, for per-tensor and rowwise scales and rows of 16-byte multiples:
+the bf16 GEMM's LDS-staged schedule (gemm.accumulate), each operand staged as stored and, where
+it is not the instruction's own, its register tiles converted to 16-bit after each LDS read (OCP
+fp8 in a few bit operations per element; FNUZ operands of a converted product are left to the
+other kernel). mm8_kernel, for the rest (zero points, block scales, rows in pieces): a workgroup
+of 4 waves owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64, each wave 16 x 32:
+a group's product is held beside the sum), reading its operands from global memory (past the
+edges they read zeros) straight into the matrix fragments: correct, not fast (no LDS staging;
+see docs/performance.md).
 """
 
 import functools
@@ -64,6 +69,14 @@ OCP = {"fp8e4m3": (4, 3, 7), "fp8e5m2": (5, 2, 15)}
 # Scale modes (a kernel argument): none (1), one per tensor, one per row of a (column of b), per
 # 128-group (block kernels only).
 NONE, TENSOR, LINE, BLOCK = 0, 1, 2, 3
+# mm8_fast_kernel's schedules for converted operands. Converting B alone (W8A16), each wave owns
+# a tall part of out (BM/2 x 32), so that each converted element of B serves more matrix
+# instructions (at 64 x 64 gfx1100 ran 23.1 instructions per WMMA, at 96 x 32 17.7); RDNA runs
+# K 16 at a time through LDS (the staging of more spills), gfx1100 192 rows (256 spill), gfx942
+# K 32 (64 KiB of LDS).
+CONVERT_B_SCHEDULE = {"gfx1100": {"BM": 192, "BN": 64, "BK": 16}, "gfx1201": {"BM": 256, "BN": 64, "BK": 16},
+                      "gfx942": {"BM": 256, "BN": 64, "BK": 32}, "gfx950": {"BM": 256, "BN": 64}}
+CONVERT_SCHEDULE = {"gfx1100": {"BK": 16}, "gfx1201": {"BK": 16}}
 
 
 @hk.func
@@ -233,9 +246,11 @@ def mm8_fast_kernel(dtype, out, with_bias=False, a_type=None, b_type=None):
         return None
 
     convert = None if types == (dtype, dtype) else (converter(types[0]), converter(types[1]))
-    # The converted tiles' registers: K 32 at a time through LDS on RDNA (at 64 the staging
-    # spills on gfx1100 and gfx1201).
-    schedule = None if convert is None else {"gfx1100": {"BK": 16}, "gfx1201": {"BK": 16}}
+    schedule = None
+    if convert is not None and convert[0] is None:  # B alone converted (W8A16)
+        schedule = CONVERT_B_SCHEDULE
+    elif convert is not None:
+        schedule = CONVERT_SCHEDULE
 
     @hk.func
     def body(a, bt, sa, sb, bias, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL):

@@ -345,9 +345,9 @@ HK_DEV void relayout_vec(D& d, const A& a) {
 // OCP fp8 to 16-bit, four elements of a word at once in bit operations (the per-element decode
 // takes tens of instructions): each byte is moved to the high byte of a 16-bit half
 // (v_perm_b32), which is then e5m2 as fp16 (the same bias); e4m3's magnitude is shifted into
-// fp16's fields and scaled by 2^(15-7) (v_pk_mul_f16, exact, subnormals too), and S.1111.111
-// made NaN. bf16 comes from that fp16 through fp32 (every fp8 value is one of both). Exact,
-// as the decode is.
+// fp16's fields and scaled by 2^(15-7) (v_pk_mul_f16, exact, subnormals too), its S.1111.111
+// given fp16's top exponent bit (NaN). bf16 comes from that fp16 through fp32 (every fp8 value
+// is one of both). Exact, as the decode is.
 template <class U, class T>
 inline constexpr bool fast_f8_to_16 = is_16bit<U> && is_fp8<T> && !is_fnuz<T>;
 
@@ -356,22 +356,17 @@ typedef short i16x2_cvt __attribute__((ext_vector_type(2)));
 
 template <class U, class T>
 HK_DEV void f8x4_to_16(uint32_t x, uint32_t (&out)[2]) {
-  uint32_t nan = 0;
-  if constexpr (is_e4m3<T>) {
-    // Bytes whose magnitude is 0x7F carry into their top bit; 0x80 - 0x02 = 0x7E, the high byte
-    // of an fp16 NaN, with no borrow between bytes.
-    const uint32_t top = ((x & 0x7F7F7F7Fu) + 0x01010101u) & 0x80808080u;
-    nan = top - (top >> 6);
-  }
-  constexpr uint32_t SEL[2] = {0x010C000Cu, 0x030C020Cu};  // bytes 0, 1 (2, 3) to bits 8, 24
+  // e4m3: a byte whose magnitude is 0x7F carries into its top bit; the permute puts that byte
+  // below the element's (bit 7 of its half), the element's byte at bits 8..15 (e5m2: t is 0).
+  const uint32_t t = is_e4m3<T> ? (x & 0x7F7F7F7Fu) + 0x01010101u : 0u;
+  constexpr uint32_t SEL[2] = {0x05010400u, 0x07030602u};  // bytes 0, 1 (2, 3) of x, of t
   unroll<2>([&](auto i) {
-    uint32_t h = __builtin_amdgcn_perm(x, x, SEL[i]);
+    uint32_t h = __builtin_amdgcn_perm(x, t, SEL[i]);
     if constexpr (is_e4m3<T>) {
-      // S.EEEE.MMM.00000000 >> 1 (arithmetic): S.S.EEEE.MMM.0000000; fp16 wants S.0.EEEE.MMM.
+      // S.EEEE.MMM.F >> 1 (arithmetic): S.S.EEEE.MMM; fp16 wants S.F.EEEE.MMM (F: NaN).
       const i16x2_cvt shifted = bit_cast<i16x2_cvt>(h) >> (i16x2_cvt){1, 1};
-      const uint32_t bits = bit_cast<uint32_t>(shifted) & 0xBF80BF80u;
-      const f16x2_cvt v = bit_cast<f16x2_cvt>(bits) * (f16x2_cvt){256.0f16, 256.0f16};
-      h = bit_cast<uint32_t>(v) | __builtin_amdgcn_perm(nan, nan, SEL[i]);
+      const uint32_t bits = (bit_cast<uint32_t>(shifted) & 0xBF80BF80u) | ((h & 0x00800080u) << 7);
+      h = bit_cast<uint32_t>(bit_cast<f16x2_cvt>(bits) * (f16x2_cvt){256.0f16, 256.0f16});
     }
     if constexpr (__is_same(U, bf16)) {
       const f16x2_cvt v = bit_cast<f16x2_cvt>(h);
