@@ -72,10 +72,11 @@ NONE, TENSOR, LINE, BLOCK = 0, 1, 2, 3
 # mm8_fast_kernel's schedules for converted operands. Converting B alone (W8A16), each wave owns
 # a tall part of out (BM/2 x 32), so that each converted element of B serves more matrix
 # instructions (at 64 x 64 gfx1100 ran 23.1 instructions per WMMA, at 96 x 32 17.7); RDNA runs
-# K 16 at a time through LDS (the staging of more spills), gfx1100 192 rows (256 spill), gfx942
-# K 32 (64 KiB of LDS).
+# K 16 at a time through LDS (the staging of more spills), gfx1100 192 rows (256 spill); gfx942
+# K 16 too, so that three workgroups share a CU's 64 KiB of LDS (predicted 23% of bf16's peak
+# at 4096^3, 17% at K 32, one workgroup).
 CONVERT_B_SCHEDULE = {"gfx1100": {"BM": 192, "BN": 64, "BK": 16}, "gfx1201": {"BM": 256, "BN": 64, "BK": 16},
-                      "gfx942": {"BM": 256, "BN": 64, "BK": 32}, "gfx950": {"BM": 256, "BN": 64}}
+                      "gfx942": {"BM": 256, "BN": 64, "BK": 16}, "gfx950": {"BM": 256, "BN": 64}}
 CONVERT_SCHEDULE = {"gfx1100": {"BK": 16}, "gfx1201": {"BK": 16}}
 
 
