@@ -6,7 +6,8 @@ ragged K, batched a; on the interpreter and the emulator: int8 on gfx1100, gfx94
 gfx1201, fp8 on gfx1100 (converted to bf16), gfx1201 and gfx950 (fp8 instructions) and gfx942
 (OCP bytes decoded by the kernel, checked for every byte; FNUZ on its fp8 instructions, and an
 OCP checkpoint converted to FNUZ as vLLM does on MI300X gives the OCP answer); the LDS-staged
-kernels (int8 and native fp8 with 16-byte rows) at M, N and K past every edge of their schedule,
+kernels (int8 and native fp8 with 16-byte rows; W8A16 and fp8 converted to 16-bit after each LDS
+read, on every target, an e4m3 NaN included) at M, N and K past every edge of their schedule,
 and which calls take them. Then opcheck, torch.compile,
 every argument refused, and each kernel through the gates on every target."""
 
