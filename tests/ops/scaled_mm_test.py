@@ -440,6 +440,29 @@ def test_every_ocp_byte_decodes_as_torch_reads_it(monkeypatch, device, arch):
         assert torch.equal(x.view(torch.int16)[~nan], want.view(torch.int16)[~nan]), fmt  # -0.0 and infinities too
 
 
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_ocp_byte_converts_to_16_bit_as_torch_reads_it(monkeypatch, arch):
+    # The converted kernels' tile conversion (four elements of a word at once), each byte in
+    # each slot of a lane's words: NaN, infinities, subnormals and -0.0 included.
+    on(monkeypatch, "emu", arch)
+    for hk_type, dtype in ((hk.fp8e4m3, E4), (hk.fp8e5m2, E5)):
+        @hk.kernel(grid=(1,))
+        def convert(q: hk.Tensor[hk_type], x: hk.Tensor[hk.bf16], h: hk.Tensor[hk.fp16]):
+            t = q[0, 0, 0, 0].load(hk.RT(hk_type, 16, 64))
+            x[0, 0, 0, 0] = t.to(hk.bf16, "row")
+            h[0, 0, 0, 0] = t.to(hk.fp16, "row")
+
+        codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+        q = torch.cat([codes.roll(r) for r in range(4)]).view(16, 64).view(dtype)
+        x, h = torch.empty(16, 64, dtype=torch.bfloat16), torch.empty(16, 64, dtype=torch.float16)
+        convert(q, x, h)
+        for got, out in ((x, torch.bfloat16), (h, torch.float16)):
+            want = q.to(out)
+            nan = want.isnan()
+            assert torch.equal(got.isnan(), nan), (dtype, out)
+            assert torch.equal(got.view(torch.int16)[~nan], want.view(torch.int16)[~nan]), (dtype, out)
+
+
 # the ops ----------------------------------------------------------------------------------------
 
 def test_opcheck(interp):
