@@ -348,8 +348,14 @@ HK_DEV void relayout_vec(D& d, const A& a) {
 // fp16's fields and scaled by 2^(15-7) (v_pk_mul_f16, exact, subnormals too), its S.1111.111
 // given fp16's top exponent bit (NaN). bf16 comes from that fp16 through fp32 (every fp8 value
 // is one of both). Exact, as the decode is.
+// Not on gfx950: its VOP3 instructions take no literal, so the constants live in SGPRs, and paged
+// attention's fp8 kernels there spill SGPRs with them.
 template <class U, class T>
-inline constexpr bool fast_f8_to_16 = is_16bit<U> && is_fp8<T> && !is_fnuz<T>;
+inline constexpr bool fast_f8_to_16 = is_16bit<U> && is_fp8<T> && !is_fnuz<T>
+#if defined(HK_CDNA4)
+                                      && false
+#endif
+    ;
 
 typedef _Float16 f16x2_cvt __attribute__((ext_vector_type(2)));
 typedef short i16x2_cvt __attribute__((ext_vector_type(2)));
