@@ -14,7 +14,13 @@ scaled_mm launch, bf16 out, without bias.
                     (the kernel above takes the rest)
     fp8_fast_*      e4m3 x e4m3 likewise, per-tensor or rowwise, where the target's fp8
                     instruction reads the format: OCP on gfx1201 and gfx950, FNUZ on gfx942
-    fp8_block_fast_* the same with 128 x 128 block scales on both operands
+    w8a16_fast_*    W8A16 on the same schedule, the e4m3 weight staged as fp8 and its tiles
+                    converted to bf16 after each LDS read: what scaled_mm runs for 16-byte rows
+    fp8_converted_fast_*
+                    OCP e4m3 x e4m3 likewise, both converted to bf16, where no instruction reads
+                    OCP fp8 (gfx1100; gfx942, whose fp8 instructions read FNUZ)
+    fp8_block_fast_* e4m3 x e4m3 in the target's format with 128 x 128 block scales on both
+                    operands, K 128 a step
 
 Where a *_fast kernel exists, its direct-from-memory counterpart is what hk.ops launches for rows
 that are not 16-byte multiples. The fp8 kernels differ by target (mm8.fp8_plan): the fp8 matrix instruction on gfx1201 and gfx950,
@@ -43,6 +49,13 @@ for _arch in facts.archs():
         native = hk.fp8e4m3fnuz if fnuz else hk.fp8e4m3
         globals()["fp8_fast_" + _arch] = mm8.mm8_fast_kernel(native, hk.bf16)
         globals()["fp8_block_fast_" + _arch] = mm8.mm8_fast_kernel(native, hk.bf16, block="ab")
+    # The converted paths on the LDS-staged schedule: W8A16 everywhere, and OCP e4m3 x e4m3
+    # where the target has no fp8 instruction that reads it (gfx1100; gfx942 decodes the bytes).
+    # (OCP bytes are staged typed, as hk.ops passes them.)
+    globals()["w8a16_fast_" + _arch] = mm8.mm8_fast_kernel(hk.bf16, hk.bf16, False, hk.bf16, hk.fp8e4m3)
+    if mm8.fp8_plan(E4M3, E4M3, _arch)[2] == hk.bf16:
+        globals()["fp8_converted_fast_" + _arch] = mm8.mm8_fast_kernel(hk.bf16, hk.bf16, False, hk.fp8e4m3,
+                                                                       hk.fp8e4m3)
 
 # FNUZ where the target's fp8 is FNUZ (hk.ops refuses it elsewhere); the plan is the fp8 MFMA.
 for _arch in facts.archs():

@@ -77,19 +77,23 @@ def widest_k(dtype):
 
 
 @hk.func
-def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, wm, wn, split=None, group=None):
+def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, wm, wn, split=None,
+               convert=None, group=None):
     """gemm_kernel's K loop: the (BM / (waves/2)) x (BN/2) part (wm, wn) of C = A·Bᵀ (B N x K),
     or of A·B (`b_major`: B K x N), that wave (wm, wn) of workgroup (bx, by) (x along N, y
     along M) owns, accumulated in fp32 (int32 for int8 operands). `split` (its index, K steps
-    per split): the part from those steps of K only. `group(prod, k)`: each step's product,
-    accumulated from zero, passes through it before it is added to the sum (block scales: a
-    step of BK is one group of K)."""
+    per split): the part from those steps of K only. `convert` (A·Bᵀ only): a pair of functions
+    (None: as read) taking A's and B's register tiles as read from LDS to `dtype` operands; each
+    operand is then staged in its tensor's own dtype (an fp8 weight moves half the bytes of a
+    16-bit one). `group(prod, k)`: each step's product, accumulated from zero, passes through it
+    before it is added to the sum (block scales: a step of BK is one group of K)."""
     KSTEP = KSTEP or widest_k(dtype)
     WM = waves // 2  # rows of waves
     # B as stored (K x N), read in col layout by the transposing LDS read.
     b_cols = b_major and hk.arch.target().lds_transpose_read is not None
-    a_lds = hk.lds.alloc(hk.ST(dtype, BM, BK, 2))
-    b_lds = hk.lds.alloc(hk.ST(dtype, BK, BN, 2) if b_cols else hk.ST(dtype, BN, BK, 2))
+    a_type, b_type = (dtype, dtype) if convert is None else (a.dtype, b.dtype)
+    a_lds = hk.lds.alloc(hk.ST(a_type, BM, BK, 2))
+    b_lds = hk.lds.alloc(hk.ST(dtype, BK, BN, 2) if b_cols else hk.ST(b_type, BN, BK, 2))
     transpose = b_major and not b_cols
 
     def b_tile(k):
@@ -112,12 +116,16 @@ def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, w
         b_next = hk.lds.issue(b_lds, b, b_tile(k0 + k + 1), transpose=transpose)
         prod = acc if group is None else hk.zeros(acc.spec)
         for kk in range(BK // KSTEP):
-            ta = a_lds[buf].subtile(BM // WM, KSTEP, wm, kk).load(hk.RT(dtype, BM // WM, KSTEP))
+            ta = a_lds[buf].subtile(BM // WM, KSTEP, wm, kk).load(hk.RT(a_type, BM // WM, KSTEP))
             if b_cols:
                 tb = b_lds[buf].subtile(KSTEP, BN // 2, kk, wn).load(hk.RT(dtype, KSTEP, BN // 2, "col"))
                 prod = hk.mma_AB(ta, tb, prod)
             else:
-                tb = b_lds[buf].subtile(BN // 2, KSTEP, wn, kk).load(hk.RT(dtype, BN // 2, KSTEP))
+                tb = b_lds[buf].subtile(BN // 2, KSTEP, wn, kk).load(hk.RT(b_type, BN // 2, KSTEP))
+                if convert is not None and convert[0] is not None:
+                    ta = convert[0](ta)
+                if convert is not None and convert[1] is not None:
+                    tb = convert[1](tb)
                 prod = hk.mma_ABt(ta, tb, prod)
         acc = prod if group is None else acc + group(prod, k0 + k)
         hk.lds.commit(a_lds, 1 - buf, a_next)

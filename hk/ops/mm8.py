@@ -32,13 +32,16 @@ activations' type: exact, every e4m3 and e5m2 value, OCP or FNUZ, is one of both
 as 16-bit. On gfx942 the kernel reads OCP bytes as int8 and decodes them itself (decode_ocp), so
 OCP fp8 runs on every target; FNUZ runs on gfx942 only, and OCP with FNUZ in one product nowhere.
 
-Two kernels. Where both operands are what the target's 8-bit instruction reads as stored (int8;
-fp8 in the target's format), their rows are 16-byte multiples and there is no zero point,
-mm8_fast_kernel: the 16-bit GEMM's LDS-staged schedule (gemm.accumulate), with block scales K 128
-a step, each group's product scaled and added to the sum. Every other call runs mm8_kernel: a
-workgroup of 4 waves owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64, each wave
-16 x 32: a group's product is held beside the sum), reading its operands from global memory (past
-the edges they read zeros) straight into the matrix fragments: correct, not fast (no LDS staging;
+Two kernels. mm8_fast_kernel, for rows of 16-byte multiples without zero points: the bf16 GEMM's
+LDS-staged schedule (gemm.accumulate), each operand staged as stored and, where it is not the
+instruction's own, its register tiles converted to 16-bit after each LDS read (OCP fp8 in a few
+bit operations per element; FNUZ operands of a converted product are left to the other kernel);
+with 128 x 128 block scales (native fp8 only) K 128 a step, each group's product scaled and added
+to the sum. mm8_kernel, for the rest (zero points, converted block-scaled products, rows in
+pieces): a workgroup of 4 waves owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64,
+each wave 16 x 32: a group's product is held beside the sum), reading its operands from global
+memory (past the edges they read zeros) straight into the matrix fragments: correct, not fast (no
+LDS staging;
 see docs/performance.md).
 """
 
@@ -68,6 +71,15 @@ OCP = {"fp8e4m3": (4, 3, 7), "fp8e5m2": (5, 2, 15)}
 # Scale modes (a kernel argument): none (1), one per tensor, one per row of a (column of b), per
 # 128-group (block kernels only).
 NONE, TENSOR, LINE, BLOCK = 0, 1, 2, 3
+# mm8_fast_kernel's schedules for converted operands. Converting B alone (W8A16), each wave owns
+# a tall part of out (BM/2 x 32), so that each converted element of B serves more matrix
+# instructions (at 64 x 64 gfx1100 ran 23.1 instructions per WMMA, at 96 x 32 17.7); RDNA runs
+# K 16 at a time through LDS (the staging of more spills), gfx1100 192 rows (256 spill); gfx942
+# K 16 too, so that three workgroups share a CU's 64 KiB of LDS (predicted 23% of bf16's peak
+# at 4096^3, 17% at K 32, one workgroup).
+CONVERT_B_SCHEDULE = {"gfx1100": {"BM": 192, "BN": 64, "BK": 16}, "gfx1201": {"BM": 256, "BN": 64, "BK": 16},
+                      "gfx942": {"BM": 256, "BN": 64, "BK": 16}, "gfx950": {"BM": 256, "BN": 64}}
+CONVERT_SCHEDULE = {"gfx1100": {"BK": 16}, "gfx1201": {"BK": 16}}
 
 
 @hk.func
@@ -218,24 +230,51 @@ BLOCK_SCHEDULE = {"gfx1201": {"BM": 64}}
 
 
 @functools.lru_cache(maxsize=None)
-def mm8_fast_kernel(dtype, out, with_bias=False, block=""):
-    """out = a · btᵀ scaled, for operands the target's 8-bit matrix instruction reads as stored
-    (int8; fp8 in the target's format): gemm_kernel's schedule (gemm.accumulate: 4 waves, 128 x
-    128 of out per workgroup, K through two LDS buffers with the next step's loads in flight),
-    each 8-bit tile read from LDS straight into the matrix fragments; the epilogue mm8_kernel's
-    (modes NONE, TENSOR or LINE). Rows of a and bt must be 16-byte multiples.
+def mm8_fast_kernel(dtype, out, with_bias=False, a_type=None, b_type=None, block=""):
+    """out = a · btᵀ scaled (modes NONE, TENSOR or LINE) on gemm_kernel's schedule
+    (gemm.accumulate: 4 waves, 128 x 128 of out per workgroup, K through two LDS buffers with
+    the next step's loads in flight), the epilogue mm8_kernel's. Rows of a and bt must be 16-byte
+    multiples. With a_type and b_type None the operands are `dtype`, which the target's 8-bit
+    matrix instruction reads as stored (int8; fp8 in the target's format): each tile is read
+    from LDS straight into the matrix fragments. Otherwise (mm8_kernel's types: fp8, "raw "
+    fp8 for OCP bytes passed as int8, or `dtype` itself) each operand is staged in LDS as
+    stored and its register tiles converted to `dtype` (bf16 or fp16) after each LDS read:
+    W8A16, and fp8 where the target has no instruction for it.
 
-    `block` names the operands with 128 x 128 block scales ("a", "b" or "ab"; mode BLOCK, sa
-    [K/128, M], sb [N/128, K/128], K a multiple of 128): K steps 128 at a time, one group per
-    step, each group's product (held beside the sum) scaled by its scales and added; the other
-    operand's scales, if any, are applied after; 8 waves (BLOCK_WAVES), each 32 x 64 of out.
+    `block` (operands of `dtype` only) names the operands with 128 x 128 block scales ("a", "b"
+    or "ab"; mode BLOCK, sa [K/128, M], sb [N/128, K/128], K a multiple of 128): K steps 128 at a
+    time, one group per step, each group's product (held beside the sum) scaled by its scales
+    and added; the other operand's scales, if any, are applied after; 8 waves (BLOCK_WAVES),
+    each 32 x 64 of out.
 
     Arguments: a, bt, sa, sb[, bias], c, a_mode, b_mode."""
     if set(block) - set("ab"):
         raise ValueError("block names operands 'a' and 'b', not %r" % (block,))
-    name = "mm8_fast_%s_%s%s%s" % (dtype.name, out.name, "_bias" if with_bias else "",
-                                   "_block_" + block if block else "")
+    # OCP bytes a kernel would read as int8 ("raw ", gfx942) are staged typed here: the library's
+    # conversion to 16-bit is the same software on every target.
+    types = tuple(getattr(hk, t[4:]) if isinstance(t, str) else t for t in (a_type or dtype, b_type or dtype))
+    stored = types
+    name = "mm8_fast_%s_%s%s" % (dtype.name, out.name, "_bias" if with_bias else "")
+    if a_type is not None or b_type is not None:
+        name = "mm8_fast_%s_%s_%s_%s%s" % (_tname(types[0]), _tname(types[1]), dtype.name, out.name,
+                                           "_bias" if with_bias else "")
 
+    def converter(kind):  # (a Python function of a register tile, or None: read as the instruction's)
+        if kind != dtype:
+            return lambda t: t.to(dtype, "row")
+        return None
+
+    convert = None if types == (dtype, dtype) else (converter(types[0]), converter(types[1]))
+    if block and convert is not None:
+        raise ValueError("block scales take operands the instruction reads as stored, not %s x %s" % types)
+    schedule = None
+    if convert is not None and convert[0] is None:  # B alone converted (W8A16)
+        schedule = CONVERT_B_SCHEDULE
+    elif convert is not None:
+        schedule = CONVERT_SCHEDULE
+    elif block:
+        schedule = BLOCK_SCHEDULE
+        name += "_block_" + block
     a_block, b_block = "a" in block, "b" in block
 
     @hk.func
@@ -260,23 +299,23 @@ def mm8_fast_kernel(dtype, out, with_bias=False, block=""):
         cc = bx * 2 + w % 2
         group = functools.partial(scale_group, sa, sb, r, bx * BN // GROUP) if block else None
         acc = gemm.accumulate(a, bt, dtype, waves, False, BM, BN, BK, KSTEP, UNROLL, bx, by, w // 2, w % 2,
-                              group=group)
+                              convert=convert, group=group)
         epilogue(acc, sa, sb, bias, None, None, c, r, cc, a_mode, b_mode, None, out)
 
     grid = lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM))  # noqa: E731
-    A, F, C = hk.Tensor[dtype], hk.Tensor[hk.fp32], hk.Tensor[out]
+    A, B, F, C = hk.Tensor[stored[0]], hk.Tensor[stored[1]], hk.Tensor[hk.fp32], hk.Tensor[out]
     # BK: 64 bytes, as the 16-bit GEMM's; a block scale's group with block scales (BN too: a
     # workgroup's columns lie in one group of N).
     BK = GROUP if block else 64
     if with_bias:
-        def mm8_fast(a: A, bt: A, sa: F, sb: F, bias: C, c: C, a_mode: int, b_mode: int, *,
+        def mm8_fast(a: A, bt: B, sa: F, sb: F, bias: C, c: C, a_mode: int, b_mode: int, *,
                      BM=128, BN=128, BK=BK, KSTEP=0, UNROLL=2):
             body(a, bt, sa, sb, bias, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL)
     else:
-        def mm8_fast(a: A, bt: A, sa: F, sb: F, c: C, a_mode: int, b_mode: int, *,
+        def mm8_fast(a: A, bt: B, sa: F, sb: F, c: C, a_mode: int, b_mode: int, *,
                      BM=128, BN=128, BK=BK, KSTEP=0, UNROLL=2):
             body(a, bt, sa, sb, None, c, a_mode, b_mode, BM, BN, BK, KSTEP, UNROLL)
-    return hk.kernel(grid=grid, warps=waves, name=name, schedule=BLOCK_SCHEDULE if block else None)(mm8_fast)
+    return hk.kernel(grid=grid, warps=waves, name=name, schedule=schedule)(mm8_fast)
 
 
 def _tname(t):
@@ -477,16 +516,25 @@ def launch_fp8(a, b, scale_a, scale_b, bias, out):
     if m == 0 or n == 0:
         return
     a_type, b_type, compute = fp8_plan(a.dtype, b.dtype, registry.launch_arch())
-    a2 = a2.view(torch.int8) if isinstance(a_type, str) else a2
     bt = _transposed(bt)
-    bt = bt.view(torch.int8) if isinstance(b_type, str) else bt
     one = None
     if sa is None or sb is None:  # the kernel reads a tensor it is told to ignore
         one = torch.ones(1, dtype=torch.float32, device=a.device)
-    if a_type == b_type == compute and not gemm.in_pieces(a2, bt):
+    # The LDS-staged kernel: the instruction's own operands (block scales too), or OCP fp8
+    # converted to 16-bit (FNUZ operands of a converted product keep the direct kernel's decode).
+    native = a_type == b_type == compute
+    staged = not gemm.in_pieces(a2, bt) and (native or not (block or a.dtype in FNUZ or b.dtype in FNUZ))
+    if staged and native and block:
         kernel = mm8_fast_kernel(compute, out_type, bias is not None,
-                                 ("a" if a_mode == BLOCK else "") + ("b" if b_mode == BLOCK else ""))
+                                 block=("a" if a_mode == BLOCK else "") + ("b" if b_mode == BLOCK else ""))
+    elif staged and native:
+        kernel = mm8_fast_kernel(compute, out_type, bias is not None)
+    elif staged:  # (OCP bytes staged typed: converted in software on every target)
+        typed = [getattr(hk, t[4:]) if isinstance(t, str) else t for t in (a_type, b_type)]
+        kernel = mm8_fast_kernel(compute, out_type, bias is not None, *typed)
     else:
+        a2 = a2.view(torch.int8) if isinstance(a_type, str) else a2
+        bt = bt.view(torch.int8) if isinstance(b_type, str) else bt
         kernel = mm8_kernel(a_type, b_type, compute, out_type, bias is not None, None, block)
     operands = [a2, bt, one if sa is None else sa, one if sb is None else sb] + ([bias] if bias is not None else [])
     kernel(*operands, c, a_mode, b_mode)

@@ -7,7 +7,9 @@ gfx1201, fp8 on gfx1100 (converted to bf16), gfx1201 and gfx950 (fp8 instruction
 (OCP bytes decoded by the kernel, checked for every byte; FNUZ on its fp8 instructions, and an
 OCP checkpoint converted to FNUZ as vLLM does on MI300X gives the OCP answer); the LDS-staged
 kernels (int8 and native fp8 with 16-byte rows; fp8 with 128 x 128 block scales on either or
-both operands) at M, N and K past every edge of their schedule, and which calls take them. Then opcheck, torch.compile,
+both operands; W8A16 and fp8 converted to 16-bit after each LDS read, on every target, an e4m3
+NaN included) at M, N and K past every edge of their schedule, and which calls take them. Then
+opcheck, torch.compile,
 every argument refused, and each kernel through the gates on every target."""
 
 import pytest
@@ -130,13 +132,13 @@ def test_int8_on_the_emulator(monkeypatch, arch):
 
 
 def fast_calls(monkeypatch):
-    """The (dtype, out, bias, block-scaled operands) of each LDS-staged kernel hk.ops asks mm8
-    for from here on."""
+    """The arguments (dtype, out, bias[, a_type, b_type][, block]) of each LDS-staged kernel
+    hk.ops asks mm8 for from here on."""
     calls, build = [], mm8.mm8_fast_kernel
 
-    def fast(dtype, out, with_bias=False, block=""):
-        calls.append((dtype, out, with_bias, block))
-        return build(dtype, out, with_bias, block)
+    def fast(*key, **named):
+        calls.append(key + tuple(named.values()))
+        return build(*key, **named)
 
     monkeypatch.setattr(mm8, "mm8_fast_kernel", fast)
     return calls
@@ -156,19 +158,19 @@ def test_int8_lds_staged_on_the_emulator(monkeypatch, arch):
         close(got, want)
         on(monkeypatch, "interp", arch)
         assert torch.equal(got, torch.ops.hk.int8_scaled_mm(a, b, sa, sb, out_dtype, bias_))
-    assert calls == [(hk.i8, hk.bf16, True, "")] * 2 + [(hk.i8, hk.fp16, False, "")] * 2  # emulator, interpreter
+    assert calls == [(hk.i8, hk.bf16, True)] * 2 + [(hk.i8, hk.fp16, False)] * 2  # emulator, interpreter
 
 
 def test_which_int8_calls_take_the_lds_staged_kernel(interp, monkeypatch):
     calls = fast_calls(monkeypatch)
     a, b, scale_a, scale_b, bias, adj, azp = int8_operands(5, 64, 96)
     torch.ops.hk.int8_scaled_mm(a, b, scale_a, scale_b, torch.bfloat16)
-    assert calls == [(hk.i8, hk.bf16, False, "")]
+    assert calls == [(hk.i8, hk.bf16, False)]
     torch.ops.hk.int8_scaled_mm(a, b, scale_a, scale_b, torch.bfloat16, None, adj)  # a zero point
     torch.ops.hk.int8_scaled_mm(a, b, scale_a, scale_b, torch.bfloat16, None, adj, azp)
     a, b, scale_a, scale_b, bias, adj, azp = int8_operands(5, 64, 100)  # rows of 100 bytes
     torch.ops.hk.int8_scaled_mm(a, b, scale_a, scale_b, torch.bfloat16)
-    assert calls == [(hk.i8, hk.bf16, False, "")]
+    assert calls == [(hk.i8, hk.bf16, False)]
 
 
 # fp8 --------------------------------------------------------------------------------------------
@@ -314,7 +316,7 @@ def test_fp8_lds_staged_on_the_emulator(monkeypatch, arch, dtype):
         on(monkeypatch, "emu", arch)
         close(torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias), want, slack)
     fp8 = {E4: hk.fp8e4m3, E5: hk.fp8e5m2, E4Z: hk.fp8e4m3fnuz}[dtype]
-    assert calls == [(fp8, hk.bf16, True, ""), (fp8, hk.fp32, False, "")]
+    assert calls == [(fp8, hk.bf16, True), (fp8, hk.fp32, False)]
 
 
 @pytest.mark.parametrize("arch, dtype", [("gfx950", E4), ("gfx1201", E5), ("gfx942", E4Z)])
@@ -345,6 +347,37 @@ def test_block_scales_of_one_row_or_one_group(interp, m, k):
     close(torch.ops.hk.scaled_mm(a, b, sa, sb, torch.bfloat16), want, slack)
 
 
+# The converted products on the LDS-staged schedule: W8A16 everywhere (e4m3 and e5m2 weights),
+# e4m3 x e4m3 where no instruction reads OCP fp8 (gfx1100 converts, gfx942 too: the bytes are
+# staged typed, not decoded as int8).
+CONVERTED_STAGED = {
+    "gfx1100": [("w8a16", torch.bfloat16, E4, True, torch.bfloat16), ("row", E4, E4, False, torch.float32)],
+    "gfx942": [("w8a16", torch.bfloat16, E4, True, torch.bfloat16), ("row", E4, E4, False, torch.float32)],
+    "gfx950": [("w8a16", torch.bfloat16, E4, True, torch.bfloat16), ("w8a16", torch.float16, E5, False, torch.float16)],
+    "gfx1201": [("w8a16", torch.bfloat16, E4, True, torch.bfloat16), ("row", E4, E5, False, torch.float16)],
+}
+KINDS = {E4: hk.fp8e4m3, E5: hk.fp8e5m2, torch.bfloat16: hk.bf16, torch.float16: hk.fp16, torch.float32: hk.fp32}
+
+
+@pytest.mark.parametrize("arch", sorted(CONVERTED_STAGED))
+def test_converted_lds_staged_on_the_emulator(monkeypatch, arch):
+    m, n, k = 133, 144, 208
+    calls = fast_calls(monkeypatch)
+    for i, case in enumerate(CONVERTED_STAGED[arch]):
+        a, b, sa, sb, bias = fp8_case(*case, m, n, k, seed=6)
+        if i == 0:  # an e4m3 NaN in the weight (S.1111.111): its column of out is NaN
+            b[7, 3] = float("nan")
+        want, slack = fp8_reference(a, b, sa, sb, bias)
+        on(monkeypatch, "emu", arch)
+        got = torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias)
+        assert bool(got[:, 3].isnan().all()) == (i == 0)
+        keep = [j for j in range(n) if i or j != 3]
+        close(got[:, keep], want[:, keep], slack[:, keep])
+        compute = hk.bf16 if case[1] in (E4, E5) else KINDS[case[1]]
+        assert calls[-1] == (compute, KINDS[case[4]], case[3], KINDS[case[1]], KINDS[case[2]])
+    assert len(calls) == 2
+
+
 def test_which_fp8_calls_take_the_lds_staged_kernel(monkeypatch):
     calls = fast_calls(monkeypatch)
     on(monkeypatch, "interp", "gfx950")
@@ -358,11 +391,24 @@ def test_which_fp8_calls_take_the_lds_staged_kernel(monkeypatch):
     on(monkeypatch, "interp", "gfx1100")  # no fp8 instruction: converted to bf16
     torch.ops.hk.scaled_mm(*fp8_case("row", E4, E4, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
     torch.ops.hk.scaled_mm(*fp8_case("block", E4, E4, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
-    on(monkeypatch, "interp", "gfx942")  # OCP bytes decoded; FNUZ on the fp8 instruction
+    # The converted products (mixed formats, W8A16 on gfx950; e4m3 on gfx1100) on the same
+    # schedule, their tiles converted after each LDS read; converted blocks are not.
+    converted = [(hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e5m2), (hk.bf16, hk.bf16, False, hk.bf16, hk.fp8e4m3),
+                 (hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e4m3)]
+    native = [(hk.fp8e4m3, hk.bf16, False), (hk.fp8e4m3, hk.bf16, False, "ab")]
+    assert calls == native + converted
+    a, b, sa, sb, _ = fp8_case("w8a16", torch.bfloat16, E4, False, torch.bfloat16, 5, 256, 100)  # 100-byte rows
+    torch.ops.hk.scaled_mm(a, b, sa, sb, torch.bfloat16)
+    on(monkeypatch, "interp", "gfx942")  # FNUZ weights of 16-bit activations: the direct kernel
+    torch.ops.hk.scaled_mm(*fp8_case("w8a16", torch.bfloat16, E4Z, False, torch.bfloat16, 5, 256, 256)[:4],
+                           torch.bfloat16)
+    a, b, sa, sb, _ = fp8_case("row", E4, E4, False, torch.bfloat16, 5, 256, 256)  # OCP bytes, staged typed
+    torch.ops.hk.scaled_mm(a, b, sa, sb, torch.bfloat16)
+    # OCP blocks: decoded by the direct kernel; FNUZ blocks on the fp8 instruction, LDS-staged.
     torch.ops.hk.scaled_mm(*fp8_case("block", E4, E4, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
     torch.ops.hk.scaled_mm(*fp8_case("block", E4Z, E4Z, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
-    assert calls == [(hk.fp8e4m3, hk.bf16, False, ""), (hk.fp8e4m3, hk.bf16, False, "ab"),
-                     (hk.fp8e4m3fnuz, hk.bf16, False, "ab")]
+    assert calls == native + converted + [(hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e4m3),
+                                          (hk.fp8e4m3fnuz, hk.bf16, False, "ab")]
 
 
 def test_which_instruction_each_target_runs():
@@ -438,6 +484,29 @@ def test_every_ocp_byte_decodes_as_torch_reads_it(monkeypatch, device, arch):
         nan = want.isnan()
         assert torch.equal(x.isnan(), nan), fmt
         assert torch.equal(x.view(torch.int16)[~nan], want.view(torch.int16)[~nan]), fmt  # -0.0 and infinities too
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_ocp_byte_converts_to_16_bit_as_torch_reads_it(monkeypatch, arch):
+    # The converted kernels' tile conversion (four elements of a word at once), each byte in
+    # each slot of a lane's words: NaN, infinities, subnormals and -0.0 included.
+    on(monkeypatch, "emu", arch)
+    for hk_type, dtype in ((hk.fp8e4m3, E4), (hk.fp8e5m2, E5)):
+        @hk.kernel(grid=(1,))
+        def convert(q: hk.Tensor[hk_type], x: hk.Tensor[hk.bf16], h: hk.Tensor[hk.fp16]):
+            t = q[0, 0, 0, 0].load(hk.RT(hk_type, 16, 64))
+            x[0, 0, 0, 0] = t.to(hk.bf16, "row")
+            h[0, 0, 0, 0] = t.to(hk.fp16, "row")
+
+        codes = torch.arange(256, dtype=torch.int32).to(torch.uint8)
+        q = torch.cat([codes.roll(r) for r in range(4)]).view(16, 64).view(dtype)
+        x, h = torch.empty(16, 64, dtype=torch.bfloat16), torch.empty(16, 64, dtype=torch.float16)
+        convert(q, x, h)
+        for got, out in ((x, torch.bfloat16), (h, torch.float16)):
+            want = q.to(out)
+            nan = want.isnan()
+            assert torch.equal(got.isnan(), nan), (dtype, out)
+            assert torch.equal(got.view(torch.int16)[~nan], want.view(torch.int16)[~nan]), (dtype, out)
 
 
 # the ops ----------------------------------------------------------------------------------------
@@ -584,6 +653,16 @@ def test_the_kernels_pass_the_gates(arch):
         mnemonics = {line.mnemonic for line in disasm.disassemble(built.code_object, arch)}
         assert any(m.startswith(("v_wmma_", "v_mfma_")) and ("i8" in m or "iu8" in m or "fp8" in m) for m in mnemonics), \
             sorted(mnemonics)
+    # The converted products on the same schedule, on the 16-bit instruction.
+    converted = [mm8.mm8_fast_kernel(hk.bf16, hk.bf16, True, hk.bf16, hk.fp8e4m3),
+                 mm8.mm8_fast_kernel(hk.fp16, hk.fp32, False, hk.fp16, hk.fp8e5m2),
+                 mm8.mm8_fast_kernel(hk.bf16, hk.fp16, True, hk.fp8e4m3, hk.fp8e5m2)]
+    for kernel in converted:
+        built = kernel.build(arch, divisors=16)
+        assert built.meta.spills == 0, built.report()
+        mnemonics = {line.mnemonic for line in disasm.disassemble(built.code_object, arch)}
+        assert any(m.startswith(("v_wmma_f32_16x16x16_", "v_mfma_f32_16x16x")) and ("bf16" in m or "f16" in m)
+                   for m in mnemonics), sorted(mnemonics)
     for kernel in kernels + native:
         for divisors in (16, 1):
             built = kernel.build(arch, divisors=divisors)

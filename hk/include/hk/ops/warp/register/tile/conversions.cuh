@@ -342,6 +342,47 @@ HK_DEV void relayout_vec(D& d, const A& a) {
   unroll<D::slots>([&](auto s) { d.data[s] = from_word<U, C>(dst[s]); });
 }
 
+// OCP fp8 to 16-bit, four elements of a word at once in bit operations (the per-element decode
+// takes tens of instructions): each byte is moved to the high byte of a 16-bit half
+// (v_perm_b32), which is then e5m2 as fp16 (the same bias); e4m3's magnitude is shifted into
+// fp16's fields and scaled by 2^(15-7) (v_pk_mul_f16, exact, subnormals too), its S.1111.111
+// given fp16's top exponent bit (NaN). bf16 comes from that fp16 through fp32 (every fp8 value
+// is one of both). Exact, as the decode is.
+// Not on gfx950: its VOP3 instructions take no literal, so the constants live in SGPRs, and paged
+// attention's fp8 kernels there spill SGPRs with them.
+template <class U, class T>
+inline constexpr bool fast_f8_to_16 = is_16bit<U> && is_fp8<T> && !is_fnuz<T>
+#if defined(HK_CDNA4)
+                                      && false
+#endif
+    ;
+
+typedef _Float16 f16x2_cvt __attribute__((ext_vector_type(2)));
+typedef short i16x2_cvt __attribute__((ext_vector_type(2)));
+
+template <class U, class T>
+HK_DEV void f8x4_to_16(uint32_t x, uint32_t (&out)[2]) {
+  // e4m3: a byte whose magnitude is 0x7F carries into its top bit; the permute puts that byte
+  // below the element's (bit 7 of its half), the element's byte at bits 8..15 (e5m2: t is 0).
+  const uint32_t t = is_e4m3<T> ? (x & 0x7F7F7F7Fu) + 0x01010101u : 0u;
+  constexpr uint32_t SEL[2] = {0x05010400u, 0x07030602u};  // bytes 0, 1 (2, 3) of x, of t
+  unroll<2>([&](auto i) {
+    uint32_t h = __builtin_amdgcn_perm(x, t, SEL[i]);
+    if constexpr (is_e4m3<T>) {
+      // S.EEEE.MMM.F >> 1 (arithmetic): S.S.EEEE.MMM; fp16 wants S.F.EEEE.MMM (F: NaN).
+      const i16x2_cvt shifted = bit_cast<i16x2_cvt>(h) >> (i16x2_cvt){1, 1};
+      const uint32_t bits = (bit_cast<uint32_t>(shifted) & 0xBF80BF80u) | ((h & 0x00800080u) << 7);
+      h = bit_cast<uint32_t>(bit_cast<f16x2_cvt>(bits) * (f16x2_cvt){256.0f16, 256.0f16});
+    }
+    if constexpr (__is_same(U, bf16)) {
+      const f16x2_cvt v = bit_cast<f16x2_cvt>(h);
+      const float lo = static_cast<float>(v[0]), hi = static_cast<float>(v[1]);
+      h = __builtin_amdgcn_perm(bit_cast<uint32_t>(hi), bit_cast<uint32_t>(lo), 0x07060302u);
+    }
+    out[i] = h;
+  });
+}
+
 }  // namespace detail
 
 // dst = src with dst's element type and layout (see the top of this file).
@@ -349,7 +390,16 @@ template <bool FINITE = false, class D, class A>
 HK_DEV void copy(D& d, const A& a) {
   if constexpr (is_rt<D>) {
     static_assert(is_rt<A> && D::rows == A::rows && D::cols == A::cols, "hk::copy: tiles must have the same shape");
-    if constexpr (same_slots<D, A>) {
+    if constexpr (same_slots<D, A> && detail::fast_f8_to_16<typename D::dtype, typename A::dtype> && D::slots % 4 == 0) {
+      unroll<D::strips>([&](auto s) {
+        unroll<D::slots / 4>([&](auto q) {
+          uint32_t x, w[2];
+          __builtin_memcpy(&x, &a.data[s][4 * q], 4);
+          detail::f8x4_to_16<typename D::dtype, typename A::dtype>(x, w);
+          __builtin_memcpy(&d.data[s][4 * q], w, 8);
+        });
+      });
+    } else if constexpr (same_slots<D, A>) {
       unroll<D::strips>([&](auto s) { unroll<D::slots>([&](auto e) { d.data[s][e] = detail::narrow<typename D::dtype, FINITE>(a.data[s][e]); }); });
     } else {
       detail::relayout<FINITE>(d, a);
