@@ -143,6 +143,22 @@ def _no_fallback(kernel, why):
                   hint="route the op to hk (HK_ENGINE_ROUTES), or set HK_VLLM_W8A8=0 to let vLLM choose its kernel")
 
 
+def _routing(kernel, layer, x, bias):
+    """(the engine's call, why hk does not cover x or None) for kernel.apply_weights(layer, x,
+    bias); refuses at once a call that neither hk nor a fallback kernel can serve."""
+    def engine():
+        if kernel.fallback is None:
+            _no_fallback(kernel, "routed to the engine")
+        return kernel.fallback.apply_weights(layer, x, bias)
+
+    uncovered = None if isinstance(x, torch.Tensor) else "pre-quantized activations"
+    if uncovered is None and x.dtype not in HALF:
+        uncovered = "dtype"
+    if uncovered and kernel.fallback is None:
+        _no_fallback(kernel, uncovered)
+    return engine, uncovered
+
+
 def int8_kernel_class():
     from vllm import _custom_ops
     from vllm.model_executor.kernels.linear.scaled_mm.cutlass import CutlassInt8ScaledMMLinearKernel
@@ -181,20 +197,11 @@ def int8_kernel_class():
         def apply_weights(self, layer, x, bias=None):
             w_q, w_s, i_s, i_zp, azp_adj = self._get_layer_params(self.hk_layer)
 
-            def engine():
-                if self.fallback is None:
-                    _no_fallback(self, "routed to the engine")
-                return self.fallback.apply_weights(layer, x, bias)
-
             def quant_azp(x2):
                 q, scale, azp = _custom_ops.scaled_int8_quant(x2, i_s, i_zp, symmetric=False)
                 return q, scale, None if i_zp is not None else azp  # a static zero point is in azp_adj
 
-            uncovered = None if isinstance(x, torch.Tensor) else "pre-quantized activations"
-            if uncovered is None and x.dtype not in HALF:
-                uncovered = "dtype"
-            if uncovered and self.fallback is None:
-                _no_fallback(self, uncovered)
+            engine, uncovered = _routing(self, layer, x, bias)
             return ops.int8_linear(counter("w8a8_int8"), x, w_q, w_s, bias, engine, input_scale=i_s,
                                    azp_adj=azp_adj, quant_azp=quant_azp, uncovered=uncovered)
 
@@ -242,16 +249,7 @@ def fp8_kernel_class():
         def apply_weights(self, layer, x, bias=None):
             w, w_s, x_s, x_s_ub = self._get_layer_params(self.hk_layer)
 
-            def engine():
-                if self.fallback is None:
-                    _no_fallback(self, "routed to the engine")
-                return self.fallback.apply_weights(layer, x, bias)
-
-            uncovered = None if isinstance(x, torch.Tensor) else "pre-quantized activations"
-            if uncovered is None and x.dtype not in HALF:
-                uncovered = "dtype"
-            if uncovered and self.fallback is None:
-                _no_fallback(self, uncovered)
+            engine, uncovered = _routing(self, layer, x, bias)
             out_dtype = self.config.out_dtype or getattr(x, "dtype", None)
             return ops.fp8_linear(counter("w8a8_fp8"), x, w, w_s, bias, out_dtype,
                                   lambda x2: self.quant_fp8(x2, x_s, x_s_ub), engine, uncovered=uncovered,
@@ -318,16 +316,7 @@ def fp8_block_kernel_class():
 
             params = self._get_layer_params(self.hk_layer)
 
-            def engine():
-                if self.fallback is None:
-                    _no_fallback(self, "routed to the engine")
-                return self.fallback.apply_weights(layer, x, bias)
-
-            uncovered = None if isinstance(x, torch.Tensor) else "pre-quantized activations"
-            if uncovered is None and x.dtype not in HALF:
-                uncovered = "dtype"
-            if uncovered and self.fallback is None:
-                _no_fallback(self, uncovered)
+            engine, uncovered = _routing(self, layer, x, bias)
             out_dtype = self.config.out_dtype or getattr(x, "dtype", None)
             return ops.fp8_block_linear(
                 counter("w8a8_fp8_block"), x, params.weight, params.block_scale, bias, out_dtype,
