@@ -72,8 +72,8 @@ def _fp8_kv_attention(module, query, key, value, attention_mask, **kwargs):
 @functools.lru_cache(maxsize=4)
 def load(path, kv_cache_dtype=None):
     """The model in `path` in float32 (an AWQ checkpoint as the dense model its 4-bit weights stand
-    for; a W8A8 one as its int8 weights, with its activations quantized per token as the
-    checkpoint says), loaded once per process. kv_cache_dtype FP8_KV: its attention reads keys and
+    for; a W8A8 one as its int8 or e4m3 weights, with its activations quantized per token, or per
+    token per group, as the checkpoint says), loaded once per process. kv_cache_dtype FP8_KV: its attention reads keys and
     values rounded to e4m3, as an engine's fp8 KV cache (without scales) holds them."""
     import transformers
 
@@ -81,11 +81,11 @@ def load(path, kv_cache_dtype=None):
 
     method = models.quant_method(path)
     if method in ("awq", "compressed-tensors"):
-        kind = "llama_awq" if method == "awq" else "llama_w8a8"
+        kind = "llama_awq" if method == "awq" else "llama_w8a8"  # every W8A8 kind is the Llama's
         model = transformers.AutoModelForCausalLM.from_config(models.config(kind), dtype=torch.float32)
         model.load_state_dict(models.dequantized_state(path))
         if method == "compressed-tensors":
-            models.quantize_activations_per_token(model)
+            models.quantize_activations(model, path)
     else:
         model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     if kv_cache_dtype == FP8_KV:
