@@ -23,7 +23,8 @@ BLOCK = 16
 # hk's calls per forward pass, per model: the linear layers (qkv, o, gate_up, down per layer, or
 # qkv, o and the router for an MoE layer; and the logits), the RMSNorms (two per layer, and q's and
 # k's in Qwen3's attention; and the final one), and one rotary, SiLU-and-mul (the MoE experts'
-# own), cache write, attention, AWQ or W8A8 GEMM or MoE experts call per layer and projection.
+# own), cache write, attention, AWQ or W8A8 GEMM (int8, fp8 or block-scaled fp8) or MoE experts
+# call per layer and projection.
 _ATTENTION = {"vllm.rotary": LAYERS, "vllm.kv_cache_write": LAYERS, "vllm.attention": LAYERS}
 CALLS = {
     "llama": dict(_ATTENTION, **{"vllm.linear": 4 * LAYERS + 1, "vllm.norm": 2 * LAYERS + 1,
@@ -36,6 +37,10 @@ CALLS = {
                                      "vllm.silu_and_mul": LAYERS}),
     "llama_w8a8": dict(_ATTENTION, **{"vllm.w8a8_int8": 4 * LAYERS, "vllm.linear": 1,
                                       "vllm.norm": 2 * LAYERS + 1, "vllm.silu_and_mul": LAYERS}),
+    "llama_fp8": dict(_ATTENTION, **{"vllm.w8a8_fp8": 4 * LAYERS, "vllm.linear": 1,
+                                     "vllm.norm": 2 * LAYERS + 1, "vllm.silu_and_mul": LAYERS}),
+    "llama_fp8_block": dict(_ATTENTION, **{"vllm.w8a8_fp8_block": 4 * LAYERS, "vllm.linear": 1,
+                                           "vllm.norm": 2 * LAYERS + 1, "vllm.silu_and_mul": LAYERS}),
 }
 
 

@@ -8,6 +8,8 @@ Nothing is downloaded.
     write("qwen3_moe", path)    # Qwen3-MoE: 8 experts, top-2 routing, heads of 64
     write("llama_awq", path)    # the Llama's weights quantized to 4 bits in AutoAWQ's format
     write("llama_w8a8", path)   # the Llama as a CompressedTensors W8A8 int8 checkpoint
+    write("llama_fp8", path)    # ... as a CompressedTensors W8A8 fp8 one (FP8_DYNAMIC)
+    write("llama_fp8_block", path)  # ... with fp8 weights in 128 x 128 blocks (FP8_BLOCK)
     write("llama_head40", path) # a Llama with heads of 40, a size hk's attention and rotary do not take
 
     python -m hk_engine.testing.models KIND DIR   # the same, and DIR/reference.json (see main)
@@ -15,13 +17,22 @@ Nothing is downloaded.
 The weights are scaled so that each block changes the residual stream by about as much as the
 embedding, and the logits spread over several units: attention and the MLPs decide the next
 token, and the top two logits are usually far enough apart that bf16 rounding does not swap them.
-Every stored value is exactly representable in bf16 (and, for the AWQ checkpoint, in fp16), so an
-engine running in bf16 reads the same weights as a float32 reference.
+Every stored value is exactly representable in bf16 (and, for the AWQ checkpoint, in fp16; the
+fp8 checkpoints' scales are fp32, which vLLM keeps), so an engine running in bf16 reads the same
+weights as a float32 reference.
 
 The quantized checkpoints are written by hand from the same weights (no quantization library):
-llama_awq's in AutoAWQ's format, llama_w8a8's as llm-compressor writes W8A8 int8 in
-CompressedTensors' format (int8 weights per output channel, symmetric, with a weight_scale; int8
-activations quantized per token when the model runs, symmetric).
+llama_awq's in AutoAWQ's format, and the W8A8 ones as llm-compressor writes its presets in
+CompressedTensors' format, every projection of the layers quantized, symmetric, the logits' head
+left bf16:
+
+    llama_w8a8       W8A8: int8 weights per output channel with a bf16 weight_scale, int8
+                     activations quantized per token when the model runs
+    llama_fp8        FP8_DYNAMIC: e4m3 weights per output channel with an fp32 weight_scale,
+                     e4m3 activations quantized per token when the model runs
+    llama_fp8_block  FP8_BLOCK: e4m3 weights with an fp32 weight_scale per 128 x 128 block,
+                     e4m3 activations quantized per token per 128 columns when the model runs
+                     (the Llama's sizes are all multiples of 128)
 """
 
 import json
@@ -80,7 +91,9 @@ SPECS = {
                                          head_dim=40, intermediate_size=320)),
 }
 # Kinds written from another's config: (that kind, how the checkpoint differs).
-DERIVED = {"llama_awq": ("llama", "AWQ 4-bit"), "llama_w8a8": ("llama", "W8A8 int8, CompressedTensors")}
+DERIVED = {"llama_awq": ("llama", "AWQ 4-bit"), "llama_w8a8": ("llama", "W8A8 int8, CompressedTensors"),
+           "llama_fp8": ("llama", "W8A8 fp8, CompressedTensors"),
+           "llama_fp8_block": ("llama", "W8A8 fp8 in 128 x 128 blocks, CompressedTensors")}
 KINDS = tuple(SPECS) + tuple(DERIVED)
 FILES = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json")
 
@@ -178,8 +191,8 @@ def write(kind, path, seed=0):
     if kind == "llama_awq":
         _write_awq(model, path)
         model.generation_config.save_pretrained(path)
-    elif kind == "llama_w8a8":
-        _write_w8a8(model, path)
+    elif kind in W8A8:
+        _write_w8a8(model, path, kind)
         model.generation_config.save_pretrained(path)
     else:
         model.to(torch.bfloat16).save_pretrained(path, safe_serialization=True)
@@ -248,58 +261,98 @@ def _write_awq(model, path):
 
 
 W8A8_QMAX = 127
+FP8_MAX = 448.0  # e4m3's largest finite value
+FP8_BLOCK = 128  # FP8_BLOCK's weight blocks (128 x 128) and activation groups (128 columns)
+# vLLM's QuantFP8 floor of a dynamic activation scale (an all-zero row quantizes to zeros).
+FP8_MIN_SCALE = 1.0 / (FP8_MAX * 512.0)
+
+# The W8A8 checkpoints' quantization_config: (format, the weights' and the input activations'
+# QuantizationArgs beyond what they share), as compressed-tensors' presets W8A8, FP8_DYNAMIC and
+# FP8_BLOCK serialize them (the weights' observer is llm-compressor's; vLLM reads none of it).
+_ARGS = {"num_bits": 8, "symmetric": True, "group_size": None, "block_structure": None, "actorder": None,
+         "scale_dtype": None, "zp_dtype": None, "observer": None, "observer_kwargs": {}}
+W8A8 = {
+    "llama_w8a8": ("int-quantized", dict(type="int", strategy="channel"), dict(type="int", strategy="token")),
+    "llama_fp8": ("float-quantized", dict(type="float", strategy="channel"), dict(type="float", strategy="token")),
+    "llama_fp8_block": ("float-quantized", dict(type="float", strategy="block", block_structure=[FP8_BLOCK] * 2),
+                        dict(type="float", strategy="group", group_size=FP8_BLOCK)),
+}
 
 
-def _write_w8a8(model, path):
-    """The CompressedTensors W8A8 int8 checkpoint of a dense model: every projection of its layers
-    as int8 weights [out, in] with a bf16 weight_scale [out, 1] (symmetric, per output channel:
-    W = q * scale), the rest (embeddings, norms, the logits' head) in bf16; config.json's
-    quantization_config as llm-compressor writes it, activations quantized per token, dynamically."""
+def _per_element(scale, shape):
+    """A weight_scale ([out, 1] per channel, [out / b, in / b] per block) repeated to the weight's shape."""
+    return scale.repeat_interleave(shape[0] // scale.shape[0], 0).repeat_interleave(shape[1] // scale.shape[1], 1)
+
+
+def _quantize_w8a8(w, kind):
+    """(q, weight_scale) of a float32 projection weight w [out, in] in checkpoint `kind`'s scheme,
+    symmetric, W = q * scale: int8 per output channel with bf16 scales; e4m3 per output channel
+    or per 128 x 128 block (the blocks' largest value to 448) with fp32 scales."""
+    if kind == "llama_w8a8":
+        scale = _bf16_exact((w.abs().amax(1, keepdim=True) / W8A8_QMAX).clamp(min=1e-6))
+        return torch.round(w / scale).clamp(-W8A8_QMAX, W8A8_QMAX).to(torch.int8), scale.to(torch.bfloat16)
+    if kind == "llama_fp8":
+        amax = w.abs().amax(1, keepdim=True)
+    else:
+        n, k = w.shape
+        if n % FP8_BLOCK or k % FP8_BLOCK:
+            raise ValueError("%s's projections are blocks of %d: a weight of %s is not" % (kind, FP8_BLOCK, tuple(w.shape)))
+        amax = w.reshape(n // FP8_BLOCK, FP8_BLOCK, k // FP8_BLOCK, FP8_BLOCK).abs().amax((1, 3))
+    scale = (amax / FP8_MAX).clamp(min=1e-12)
+    return (w / _per_element(scale, w.shape)).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn), scale
+
+
+def _write_w8a8(model, path, kind):
+    """The CompressedTensors W8A8 checkpoint `kind` (one of W8A8) of a dense model: every
+    projection of its layers as 8-bit weights [out, in] with a weight_scale (_quantize_w8a8), the
+    rest (embeddings, norms, the logits' head) in bf16; config.json's quantization_config as
+    llm-compressor writes it, activations quantized dynamically as W8A8[kind] says."""
     from safetensors.torch import save_file
 
     tensors = {}
     for name, p in model.state_dict().items():
         if _quantized(name, p):
-            w = p.float()
-            scale = _bf16_exact((w.abs().amax(1, keepdim=True) / W8A8_QMAX).clamp(min=1e-6))
-            tensors[name] = torch.round(w / scale).clamp(-W8A8_QMAX, W8A8_QMAX).to(torch.int8)
-            tensors[name[:-len("weight")] + "weight_scale"] = scale.to(torch.bfloat16)
+            tensors[name], tensors[name[:-len("weight")] + "weight_scale"] = _quantize_w8a8(p.float(), kind)
         else:
             tensors[name] = p.to(torch.bfloat16)
     save_file({k: v.contiguous() for k, v in tensors.items()}, os.path.join(path, "model.safetensors"),
               metadata={"format": "pt"})
-    int8 = {"num_bits": 8, "type": "int", "symmetric": True, "group_size": None, "block_structure": None,
-            "actorder": None, "observer": None, "observer_kwargs": {}}
+    fmt, weights, activations = W8A8[kind]
     cfg = model.config.to_dict()
     cfg["dtype"] = "bfloat16"
     cfg["quantization_config"] = {
-        "quant_method": "compressed-tensors", "format": "int-quantized", "quantization_status": "compressed",
+        "quant_method": "compressed-tensors", "format": fmt, "quantization_status": "compressed",
         "ignore": ["lm_head"], "kv_cache_scheme": None,
         "config_groups": {"group_0": {
             "targets": ["Linear"], "output_activations": None,
-            "weights": dict(int8, strategy="channel", dynamic=False, observer="minmax"),
-            "input_activations": dict(int8, strategy="token", dynamic=True)}}}
+            "weights": dict(_ARGS, dynamic=False, observer="memoryless_minmax", **weights),
+            "input_activations": dict(_ARGS, dynamic=True, **activations)}}}
     with open(os.path.join(path, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2, sort_keys=True)
 
 
+def _quantization_config(path):
+    with open(os.path.join(path, "config.json")) as f:
+        return json.load(f).get("quantization_config", {})
+
+
 def quant_method(path):
     """The quant_method of the checkpoint in `path` (None: not quantized)."""
-    with open(os.path.join(path, "config.json")) as f:
-        return json.load(f).get("quantization_config", {}).get("quant_method")
+    return _quantization_config(path).get("quant_method")
 
 
 def dequantized_state(path):
     """The float32 state dict a quantized checkpoint in `path` stands for: AWQ's W = (q - z) * s,
-    transposed back to [out, in]; W8A8's W = q * weight_scale; other tensors as stored."""
+    transposed back to [out, in]; W8A8's W = q * weight_scale (per channel or per block); other
+    tensors as stored."""
     from safetensors.torch import load_file
 
     stored = load_file(os.path.join(path, "model.safetensors"))
     if quant_method(path) == "compressed-tensors":
-        return {name: t.float() * stored[name + "_scale"].float() if name + "_scale" in stored else t.float()
+        return {name: t.float() * _per_element(stored[name + "_scale"].float(), t.shape)
+                if name + "_scale" in stored else t.float()
                 for name, t in stored.items() if not name.endswith(".weight_scale")}
-    with open(os.path.join(path, "config.json")) as f:
-        group = json.load(f)["quantization_config"]["group_size"]
+    group = _quantization_config(path)["group_size"]
     state = {}
     for name, t in stored.items():
         if name.endswith(".qweight"):
@@ -313,18 +366,40 @@ def dequantized_state(path):
     return state
 
 
-def quantize_activations_per_token(model):
-    """Makes every projection of the model's layers quantize its input as W8A8's dynamic int8
-    activations are (per token, symmetric: scale = max|x| / 127, x = round(x / scale) * scale), in
-    float32: the computation a W8A8 checkpoint stands for. Returns the model."""
-    def fake_quant(module, args):
-        x = args[0]
-        scale = x.abs().amax(-1, keepdim=True).clamp(min=1e-10) / W8A8_QMAX
-        return (torch.round(x / scale).clamp(-W8A8_QMAX, W8A8_QMAX) * scale,) + tuple(args[1:])
+def fake_quant(x, kind, group=None):
+    """x quantized and dequantized in float32 as a W8A8 model's dynamic activations are, per token
+    (per `group` columns of each token when given), symmetric: "int" as int8 (scale = max|x| / 127,
+    round to nearest), "float" as vLLM's QuantFP8 does e4m3 (scale = max|x| / 448 with its floor,
+    clamp to +-448, round to e4m3)."""
+    shape = x.shape
+    g = x.reshape(*shape[:-1], -1, group or shape[-1])
+    amax = g.abs().amax(-1, keepdim=True)
+    if kind == "int":
+        scale = amax.clamp(min=1e-10) / W8A8_QMAX
+        q = torch.round(g / scale).clamp(-W8A8_QMAX, W8A8_QMAX)
+    elif kind == "float":
+        scale = (amax / FP8_MAX).clamp(min=FP8_MIN_SCALE)
+        q = (g / scale).clamp(-FP8_MAX, FP8_MAX).to(torch.float8_e4m3fn).to(g.dtype)
+    else:
+        raise ValueError("activations of type %r: the W8A8 checkpoints' are 'int' or 'float'" % kind)
+    return (q * scale).reshape(shape)
+
+
+def quantize_activations(model, path):
+    """Makes every projection of the model's layers quantize its input (fake_quant, in float32)
+    as the W8A8 checkpoint in `path` says its dynamic activations are (per token, or per token
+    per group): the computation the checkpoint stands for. Returns the model."""
+    args = _quantization_config(path)["config_groups"]["group_0"]["input_activations"]
+    if not args.get("dynamic") or args["strategy"] not in ("token", "group"):
+        raise ValueError("the reference quantizes dynamic activations per token or per group, not %s" % args)
+    group = args["group_size"] if args["strategy"] == "group" else None
+
+    def hook(module, inputs):
+        return (fake_quant(inputs[0], args["type"], group),) + tuple(inputs[1:])
 
     for name, module in model.named_modules():
         if isinstance(module, torch.nn.Linear) and _quantized(name + ".weight", module.weight):
-            module.register_forward_pre_hook(fake_quant)
+            module.register_forward_pre_hook(hook)
     return model
 
 

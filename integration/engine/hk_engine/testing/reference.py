@@ -29,7 +29,10 @@ float32 one fall on either side of a rounding boundary they round to neighbourin
 whole step apart (an e4m3 step is 6 to 12%). The logprobs of vLLM on hk's kernels differ from the
 reference's by at most 0.140 on llama_w8a8 and 0.169 on llama_w8a8 with an fp8 KV cache (every
 prompt, 16 tokens), so QUANTIZED_LOGPROB_ERROR = 0.35 is about twice that, and QUANTIZED_MARGIN =
-0.75 is above twice it, as MARGIN is above twice LOGPROB_ERROR.
+0.75 is above twice it, as MARGIN is above twice LOGPROB_ERROR. An e4m3 activation (llama_fp8,
+llama_fp8_block: every projection's input) rounds to 3 mantissa bits where int8 per token keeps 7,
+so a value on the other side of a boundary moves more: at most 0.316 (every prompt, 16 tokens), so
+FP8_ACTIVATION_LOGPROB_ERROR = 0.65 and FP8_ACTIVATION_MARGIN = 1.5.
 """
 
 import dataclasses
@@ -44,6 +47,8 @@ LOGPROB_ERROR = 0.1
 MARGIN = 0.25
 QUANTIZED_LOGPROB_ERROR = 0.35
 QUANTIZED_MARGIN = 0.75
+FP8_ACTIVATION_LOGPROB_ERROR = 0.65
+FP8_ACTIVATION_MARGIN = 1.5
 
 
 @dataclasses.dataclass
@@ -72,8 +77,8 @@ def _fp8_kv_attention(module, query, key, value, attention_mask, **kwargs):
 @functools.lru_cache(maxsize=4)
 def load(path, kv_cache_dtype=None):
     """The model in `path` in float32 (an AWQ checkpoint as the dense model its 4-bit weights stand
-    for; a W8A8 one as its int8 weights, with its activations quantized per token as the
-    checkpoint says), loaded once per process. kv_cache_dtype FP8_KV: its attention reads keys and
+    for; a W8A8 one as its int8 or e4m3 weights, with its activations quantized per token, or per
+    token per group, as the checkpoint says), loaded once per process. kv_cache_dtype FP8_KV: its attention reads keys and
     values rounded to e4m3, as an engine's fp8 KV cache (without scales) holds them."""
     import transformers
 
@@ -81,11 +86,11 @@ def load(path, kv_cache_dtype=None):
 
     method = models.quant_method(path)
     if method in ("awq", "compressed-tensors"):
-        kind = "llama_awq" if method == "awq" else "llama_w8a8"
+        kind = "llama_awq" if method == "awq" else "llama_w8a8"  # every W8A8 kind is the Llama's
         model = transformers.AutoModelForCausalLM.from_config(models.config(kind), dtype=torch.float32)
         model.load_state_dict(models.dequantized_state(path))
         if method == "compressed-tensors":
-            models.quantize_activations_per_token(model)
+            models.quantize_activations(model, path)
     else:
         model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32)
     if kv_cache_dtype == FP8_KV:
