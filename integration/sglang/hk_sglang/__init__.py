@@ -11,8 +11,10 @@ HookRegistry. What it patches, and the switches:
     HK_SGLANG_NORM       RMSNorm.forward_cuda, forward_hip and forward_native
     HK_SGLANG_ATTENTION  the attention backend "hk" (select it with --attention-backend hk and a
                          --page-size that is a multiple of 16)
-    HK_SGLANG_W8A8       W8A8Int8LinearMethod.apply (w8a8_int8 linear layers) and apply_fp8_linear
-                         (the linear layers of w8a8_fp8 and fp8)
+    HK_SGLANG_W8A8       W8A8Int8LinearMethod.apply (w8a8_int8 linear layers), apply_fp8_linear
+                         (the linear layers of w8a8_fp8 and fp8) and triton_w8a8_block_fp8_linear
+                         (fp8 and CompressedTensors layers with 128 x 128 weight blocks, where
+                         SGLang's block dispatcher takes its Triton GEMM: ROCm without AITER)
 
 HK_SGLANG=0 turns the plugin off. Routes are counted (hk_engine.counters; HK_ENGINE_COUNTERS=-
 prints them at exit).

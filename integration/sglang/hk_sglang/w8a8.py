@@ -79,6 +79,12 @@ def fp8_quantizer(weight, weight_scale, input_scale, per_token):
     return quant
 
 
+def ocp_on_fnuz_target(weight):
+    """OCP fp8 weights where hk's launches run for a target whose fp8 is FNUZ: hk's quantizers
+    write no OCP fp8 there."""
+    return weight.dtype in ops.FP8 and ops.fnuz_target(ops.launch_arch())
+
+
 def fp8_uncovered(call):
     import importlib
 
@@ -89,8 +95,8 @@ def fp8_uncovered(call):
         return "input scale"
     if call["weight"].dim() == 2 and utils.use_aiter_bpreshuffle_gemm(call["weight"].shape[1]):
         return "layout"  # maybe pre-shuffled for AITER's GEMM
-    if call["weight"].dtype in ops.FP8 and ops.fnuz_target(ops.launch_arch()):
-        return "target"  # hk's quantizers write no OCP fp8 there
+    if ocp_on_fnuz_target(call["weight"]):
+        return "target"
     return None
 
 
@@ -110,7 +116,54 @@ def wrap_fp8(original):
     return apply_fp8_linear
 
 
-PATCH = Patch("w8a8", [Target(TARGET, wrap, PARAMS), Target(FP8_TARGET, wrap_fp8, FP8_PARAMS)])
+BLOCK_TARGET = FP8_MODULE + ".triton_w8a8_block_fp8_linear"
+BLOCK_PARAMS = ("input", "weight", "block_size", "weight_scale", "input_scale", "bias", "act_scale_ue8m0")
+
+
+def block_quantizer(weight):
+    """quant(x2d [M, K]) -> (q, scale [M, K/128]) by hk's per-row quantizer over each token's
+    128-column groups, in the weight's fp8 format (OCP or FNUZ), as SGLang's
+    per_token_group_quant_fp8 quantizes for its block kernel."""
+    import hk.ops
+
+    group = ops.BLOCK[1]
+
+    def quant(x2):  # (called on hk's route only: K a multiple of 128, the weight fp8)
+        m, k = x2.shape
+        q, scale = hk.ops.quant_per_row(x2.contiguous().view(-1, group), weight.dtype)
+        return q.view(m, k), scale.view(m, k // group)
+
+    return quant
+
+
+def block_uncovered(call):
+    if call["input_scale"] is not None:
+        return "pre-quantized activations"
+    if call["act_scale_ue8m0"]:
+        return "scale format"  # power-of-two activation scales, which hk's quantizer does not round to
+    if ocp_on_fnuz_target(call["weight"]):
+        return "target"
+    return None
+
+
+def wrap_block(original):
+    signature = inspect.signature(original)
+
+    def triton_w8a8_block_fp8_linear(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        call = bound.arguments
+        x, weight = call["input"], call["weight"]
+        return ops.fp8_block_linear(counter("w8a8_fp8_block"), x, weight, call["weight_scale"], call["bias"], x.dtype,
+                                    block_quantizer(weight), lambda: original(*args, **kwargs),
+                                    uncovered=block_uncovered(call), block=tuple(call["block_size"] or ()))
+
+    triton_w8a8_block_fp8_linear.__signature__ = signature
+    return triton_w8a8_block_fp8_linear
+
+
+PATCH = Patch("w8a8", [Target(TARGET, wrap, PARAMS), Target(FP8_TARGET, wrap_fp8, FP8_PARAMS),
+                       Target(BLOCK_TARGET, wrap_block, BLOCK_PARAMS)])
 
 # What engine_only() and the layer's processing (its weight transposed off the CPU) rely on.
 SEAMS = [Seam(MODULE + "._is_cpu_arm64"), Seam(MODULE + "._is_cpu"),
@@ -119,3 +172,13 @@ SEAMS = [Seam(MODULE + "._is_cpu_arm64"), Seam(MODULE + "._is_cpu"),
          Seam(FP8_MODULE + ".use_aiter_bpreshuffle_gemm", ("output_size",)),
          Seam("sglang.srt.layers.quantization.w8a8_fp8.W8A8Fp8LinearMethod.apply", ("self", "layer", "x", "bias")),
          Seam("sglang.srt.layers.quantization.fp8.Fp8LinearMethod.apply", ("self", "layer", "x", "bias"))]
+# For block scales: the dispatcher that hands a layer the patched function when it is built (its
+# module's global, read then), and the methods that lay the weight out [N, K] with its block
+# scales and pass them to it.
+BLOCK_SEAMS = [Seam(FP8_MODULE + ".dispatch_w8a8_block_fp8_linear", ("weight_block_size", "act_scale_ue8m0")),
+               Seam(FP8_MODULE + "._dispatch_auto_backend", ("act_scale_ue8m0",)),
+               Seam("sglang.srt.layers.quantization.fp8.Fp8LinearMethod.process_weights_after_loading_block_quant",
+                    ("self", "layer")),
+               Seam("sglang.srt.layers.quantization.compressed_tensors.schemes.compressed_tensors_w8a8_fp8."
+                    "CompressedTensorsW8A8Fp8.apply_weights", ("self", "layer", "x", "bias"))]
+SEAMS += BLOCK_SEAMS

@@ -42,7 +42,7 @@ def runtime():
 ALL_HK = {"target": "any", "provenance": "tests: every op on hk",
           "ops": {op: [{"when": {}, "route": "hk"}]
                   for op in ("linear", "awq_gemm", "moe", "rms_norm", "attention_prefill", "attention_decode",
-                             "int8_scaled_mm", "fp8_scaled_mm")}}
+                             "int8_scaled_mm", "fp8_scaled_mm", "fp8_block_scaled_mm")}}
 
 
 @pytest.fixture

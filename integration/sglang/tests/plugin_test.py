@@ -61,7 +61,7 @@ def test_sglangs_loader_registers_the_plugin_through_its_entry_point(loader):
     loader.load_plugins()
 
     assert plugin().registered and plugin().names() == ["linear", "awq", "moe", "norm", "attention", "w8a8"]
-    assert sorted(plugin().hooks) == sorted(targets()) and len(targets()) == 8
+    assert sorted(plugin().hooks) == sorted(targets()) and len(targets()) == 9
     for path in targets():
         replacement, installed = plugin().hooks[path], resolve(path)[0]
         assert replacement.__module__.startswith("hk_sglang.") and replacement.__wrapped__ is originals[path]
@@ -92,6 +92,12 @@ def test_sglangs_loader_registers_the_plugin_through_its_entry_point(loader):
     (lambda mp: mp.setattr("sglang.srt.layers.quantization.w8a8_int8.W8A8Int8LinearMethod.apply",
                            lambda self, layer, x_q, x_scale: None),
      "W8A8Int8LinearMethod.apply takes (self, layer, x_q, x_scale)"),
+    (lambda mp: mp.setattr("sglang.srt.layers.quantization.fp8_utils.triton_w8a8_block_fp8_linear",
+                           lambda input, weight, weight_scale, block_size: None),
+     "triton_w8a8_block_fp8_linear takes (input, weight, weight_scale, block_size)"),
+    (lambda mp: mp.setattr("sglang.srt.layers.quantization.fp8_utils.dispatch_w8a8_block_fp8_linear",
+                           lambda backend: None),
+     "dispatch_w8a8_block_fp8_linear takes (backend)"),
 ])
 def test_an_sglang_not_as_expected_stays_stock_with_one_warning(runtime, monkeypatch, change, expected):
     from sglang.srt.plugins.hook_registry import HookRegistry
