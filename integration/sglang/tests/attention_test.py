@@ -4,11 +4,11 @@ context) for an extend without and with a cached prefix and a decode, against SG
 TorchNativeAttnBackend on the same pool; and a pool of 1-slot pages left to that backend.
 
 An fp8 pool (float8_e4m3fn, SGLang's --kv-cache-dtype fp8_e4m3 where its fp8 is OCP), without
-scales and with per-tensor k_scale and v_scale: the same steps, the pool's bytes after each equal
-to what SGLang's own set_kv_buffer stores for the same K and V (every bf16 value too), attention
-against a float64 reference on those bytes dequantized with the scales; and the fp8 pools and
-scales hk does not read (FNUZ, e5m2, per-head scales) left to SGLang's backend, counted and
-warned about."""
+scales and with per-tensor k_scale and v_scale (1.0, and saturating ones): the same steps, the
+pool's bytes after each equal to what SGLang's own set_kv_buffer stores for the same K and V
+(every bf16 value too), attention against a float64 reference on those bytes dequantized with
+the scales; and the fp8 pools and scales hk does not read (FNUZ, e5m2, per-head scales) left to
+SGLang's backend, counted and warned about."""
 
 import types
 
@@ -171,7 +171,8 @@ def sglang_write(pool, layer, loc, k, v):
 
 
 def reference(pool, layer, q, prefix_lens, new_lens):
-    """Attention in float64 on the e4m3 keys and values in `pool`, times the layer's scales."""
+    """Attention in float64 on the keys and values as `pool` holds them (rounded to e4m3 after
+    the division by the layer's scales), times the scales."""
     def values(buffer, scale):
         return buffer.view(FP8).double() * (1.0 if scale is None else float(scale))
 
@@ -188,7 +189,7 @@ def reference(pool, layer, q, prefix_lens, new_lens):
     return torch.cat(out).to(torch.bfloat16)
 
 
-@pytest.mark.parametrize("scales", [None, (K_SCALE, V_SCALE)], ids=["unscaled", "scaled"])
+@pytest.mark.parametrize("scales", [None, (1.0, 1.0), (K_SCALE, V_SCALE)], ids=["no-scales", "unit", "scaled"])
 def test_an_fp8_pool_is_written_as_sglang_writes_it_and_read_with_the_scales(patched, scales):
     from sglang.srt.model_executor.forward_batch_info import ForwardMode
 
@@ -207,7 +208,7 @@ def test_an_fp8_pool_is_written_as_sglang_writes_it_and_read_with_the_scales(pat
         assert torch.equal(setup.pool.v_buffer[0], sglangs.v_buffer[0])
         close(out, reference(sglangs, setup.layer, q, prefix_lens, new_lens))
         assert counters.snapshot() == {"sglang.attention": {"hk": n + 1}}
-    if scales:
+    if scales and scales[0] != 1.0:
         stored = setup.pool.v_buffer[0].view(FP8).float()
         assert (stored.abs() == 448).any()  # saturated values
         # Dividing in fp32 (hk's write given the scale) would store other bytes for some keys.
