@@ -3,10 +3,11 @@
 backend registry and its command line's choices.
 
 It reads SGLang's token-indexed KV pool (MHATokenToKVPool: a layer's K and V are [slots, kv_heads,
-head_size] rows, a request's slots listed in req_to_token) as hk's paged cache of 16-slot blocks,
-which it is when pages are multiples of 16 slots; what hk's kernels do not cover goes to SGLang's
-own backend for the platform (triton on a GPU, torch_native elsewhere), built from the same model
-runner through the same registry. See hk_sglang.attention_backend.
+head_size] rows, a request's slots listed in req_to_token; bf16, or OCP e4m3 bytes with the layer's
+per-tensor scales) as hk's paged cache of 16-slot blocks, which it is when pages are multiples of
+16 slots; what hk's kernels do not cover goes to SGLang's own backend for the platform (triton on
+a GPU, torch_native elsewhere), built from the same model runner through the same registry. See
+hk_sglang.attention_backend.
 """
 
 from hk_engine import Patch
@@ -78,6 +79,9 @@ SEAMS = [
     Seam(POOLS + ".MHATokenToKVPool.__init__",
          ("self", "size", "page_size", "dtype", "head_num", "head_dim", "layer_num", "device")),
     Seam(POOLS + ".MHATokenToKVPool.is_quantized_kv_cache"),
+    # An fp8 pool's bytes are the ones its write stores, with the layer's per-tensor scales.
+    Seam(POOLS + ".MHATokenToKVPool.set_kv_buffer", ("self", "layer", "loc_info", "cache_k", "cache_v", "k_scale",
+                                                     "v_scale")),
     Seam(POOLS + ".MHATokenToKVPool.get_key_buffer", ("self", "layer_id")),
     Seam(POOLS + ".MHATokenToKVPool.get_value_buffer", ("self", "layer_id")),
     Seam(POOLS + ".ReqToTokenPool.__init__", ("self", "size", "max_context_len", "device")),

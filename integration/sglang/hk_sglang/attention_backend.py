@@ -10,9 +10,18 @@ req_to_token[req, 0::16] // 16. Per forward, init_forward_metadata builds the ta
 hk.ops.reshape_and_cache_flash and the queries attend by paged_attention_prefill (extend: each
 request's new tokens are the last of its seq_lens, causal) or paged_attention_decode.
 
-Covered: bf16 queries and pool, head sizes that are multiples of 16 up to 256 (K's and V's the
-same), grouped-query heads, causal decoder self-attention without sliding window or logit cap,
-EXTEND, MIXED and DECODE batches without speculative or encoder inputs, and batches whose
+An fp8 pool (--kv-cache-dtype fp8_e4m3 where SGLang's fp8 is OCP: dtype float8_e4m3fn, buffers
+uint8) holds e4m3 bytes with the layer's per-tensor k_scale and v_scale (None: 1.0), the bytes
+the pool's set_kv_buffer stores: K divided by k_scale in K's dtype (a bf16 quotient), cast to
+e4m3 (nearest even, saturated to +-448). hk's write divides in fp32, which rounds a few percent
+of elements differently, so the quotient is computed as the pool computes it and hk's write casts
+it at unit scale. The paged attention reads the bytes with the scales, as SGLang's Triton backend
+does. FNUZ pools (float8_e4m3fnuz: SGLang's fp8 where the platform's fp8 is FNUZ, gfx942), e5m2
+pools and scales other than one per tensor go to the delegate.
+
+Covered: bf16 queries, bf16 or OCP e4m3 pools, head sizes that are multiples of 16 up to 256 (K's
+and V's the same), grouped-query heads, causal decoder self-attention without sliding window or
+logit cap, EXTEND, MIXED and DECODE batches without speculative or encoder inputs, and batches whose
 metadata this backend built (not one prepared only for CUDA-graph capture or replay). The rest
 goes to the delegate, whose metadata is prepared for every batch alongside.
 """
@@ -28,13 +37,15 @@ from hk_engine.ops import attention_facts
 from hk_sglang.common import counter
 
 BLOCK = 16  # slots per block of hk's paged cache
+FP8 = torch.float8_e4m3fn  # the fp8 pool hk reads: OCP e4m3 bytes, stored as uint8
+STORED = {torch.bfloat16: torch.bfloat16, FP8: torch.uint8}  # pool dtype -> its buffers' dtype
 
 
 def pool_problem(pool):
     """Why hk's kernels cannot read this KV pool, or None."""
     if type(pool) is not MHATokenToKVPool or pool.kv_cache_layout != "nhd" or pool.is_quantized_kv_cache:
         return "pool"
-    if pool.dtype != torch.bfloat16 or pool.store_dtype != torch.bfloat16:
+    if STORED.get(pool.dtype) != pool.store_dtype:  # FNUZ and e5m2 fp8 are not the bytes hk reads
         return "dtype"
     if pool.page_size % BLOCK or (pool.size + pool.page_size) % BLOCK:
         return "page-size"
@@ -54,7 +65,48 @@ def layer_problem(layer, q, pool):
         return "attention-type"
     if (layer.sliding_window_size is not None and layer.sliding_window_size > -1) or (layer.logit_cap or 0) > 0:
         return "window-or-cap"
+    if pool.dtype == FP8 and scale_problem(layer):
+        return "kv-scale"
     return None
+
+
+def scale_problem(layer):
+    """True unless the layer's fp8 scales are one per tensor each, or both None (1.0)."""
+    scales = (layer.k_scale, layer.v_scale)
+    if all(s is None for s in scales):
+        return False
+    # One without the other: SGLang's pool would divide by it, its Triton backend read it as 1.0.
+    return any(s is None or (isinstance(s, torch.Tensor) and s.numel() != 1) for s in scales)
+
+
+def scale_tensor(scale, one):
+    """A layer's k_scale or v_scale (a tensor of one element, a float, or None: 1.0) as hk's ops
+    take it: float32 [1] on `one`'s device."""
+    if scale is None:
+        return one
+    if isinstance(scale, torch.Tensor):
+        return scale.detach().reshape(1).to(device=one.device, dtype=torch.float32)
+    return torch.full((1,), float(scale), dtype=torch.float32, device=one.device)
+
+
+def caches(pool, layer):
+    """The layer's K and V buffers of the pool as hk's paged caches [blocks, 16, kv_heads, head_size]."""
+    shape = (-1, BLOCK, layer.tp_k_head_num, layer.qk_head_dim)
+    return pool.get_key_buffer(layer.layer_id).view(shape), pool.get_value_buffer(layer.layer_id).view(shape)
+
+
+def write_kv(pool, layer, k, v, loc, one):
+    """The step's K and V into the pool's slots `loc` by hk's cache write. Into an fp8 pool, the
+    bytes its set_kv_buffer stores: the quotient by the layer's scale as set_kv_buffer computes it
+    (in place, here on a copy), cast to e4m3 by hk's write at unit scale (`one`)."""
+    import hk.ops
+
+    fp8 = ()
+    if pool.dtype == FP8:
+        k, v = (x if s is None else x.clone().div_(s) for x, s in ((k, layer.k_scale), (v, layer.v_scale)))
+        fp8 = ("fp8", one, one)
+    shape = (-1, layer.tp_k_head_num, layer.qk_head_dim)
+    hk.ops.reshape_and_cache_flash(k.reshape(shape), v.reshape(shape), *caches(pool, layer), loc, *fp8)
 
 
 class Metadata:
@@ -78,6 +130,8 @@ class HkAttnBackend(AttentionBackend):
         self.req_to_token_pool = model_runner.req_to_token_pool
         self.token_to_kv_pool = model_runner.token_to_kv_pool
         self.pool_problem = pool_problem(self.token_to_kv_pool)
+        self.fp8 = self.token_to_kv_pool.dtype == FP8
+        self.one = torch.ones(1, dtype=torch.float32, device=self.device)  # an absent fp8 scale
         self.batch, self.metadata = None, None
 
     def init_forward_metadata(self, forward_batch):
@@ -145,20 +199,19 @@ class HkAttnBackend(AttentionBackend):
     def _hk(self, meta, q, k, v, layer, fb, save_kv_cache):
         import hk.ops
 
-        heads, kv_heads, d = layer.tp_q_head_num, layer.tp_k_head_num, layer.qk_head_dim
+        heads, d = layer.tp_q_head_num, layer.qk_head_dim
         pool = self.token_to_kv_pool
-        k_cache = pool.get_key_buffer(layer.layer_id).view(-1, BLOCK, kv_heads, d)
-        v_cache = pool.get_value_buffer(layer.layer_id).view(-1, BLOCK, kv_heads, d)
         if save_kv_cache and k is not None and v is not None:
-            hk.ops.reshape_and_cache_flash(k.reshape(-1, kv_heads, d), v.reshape(-1, kv_heads, d), k_cache, v_cache,
-                                           fb.out_cache_loc)
+            write_kv(pool, layer, k, v, fb.out_cache_loc, self.one)
+        k_cache, v_cache = caches(pool, layer)
+        scales = (scale_tensor(layer.k_scale, self.one), scale_tensor(layer.v_scale, self.one)) if self.fp8 else ()
         query = q.reshape(-1, heads, d)
         if meta.decode:
             out = hk.ops.paged_attention_decode(query, k_cache, v_cache, meta.block_tables, meta.seq_lens,
-                                                layer.scaling)
+                                                layer.scaling, *scales)
         else:
             out = hk.ops.paged_attention_prefill(query, k_cache, v_cache, meta.block_tables, meta.seq_lens,
-                                                 meta.query_start_loc, meta.max_query_len, layer.scaling)
+                                                 meta.query_start_loc, meta.max_query_len, layer.scaling, *scales)
         return out.view(-1, heads * d)
 
     def __getattr__(self, name):
