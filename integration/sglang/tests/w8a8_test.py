@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 from hk_engine import counters
 from hk_engine.plugin import reset_uncovered_warnings
+from hk_engine.testing.fnuz import scaled_mm_on_fnuz
 
 K, N = 64, 96
 
@@ -172,22 +173,11 @@ FNUZ_MAX = 224.0  # the largest value SGLang's quantizers write in float8_e4m3fn
 def sglang_fnuz(monkeypatch):
     """SGLang as on MI300 (gfx942): its fp8 is float8_e4m3fnuz (read at import: set here as there),
     its quantizers (Triton's and sgl_kernel's, which a CPU cannot run) in torch, as they compute,
-    and torch._scaled_mm on FNUZ operands as hipBLASLt computes it: torch's CPU build takes them
-    or not depending on the host (its oneDNN path, chosen on CPUs with AMX, refuses FNUZ)."""
+    and torch._scaled_mm on FNUZ operands as the GPU computes it (hk_engine.testing.fnuz)."""
     from sglang.srt.layers.quantization import fp8_utils
 
     fnuz = torch.float8_e4m3fnuz
-    scaled_mm = torch._scaled_mm
-
-    def fnuz_scaled_mm(a, b, scale_a, scale_b, bias=None, scale_result=None, out_dtype=None, **kwargs):
-        if a.dtype != fnuz:
-            return scaled_mm(a, b, scale_a, scale_b, bias=bias, scale_result=scale_result, out_dtype=out_dtype,
-                             **kwargs)
-        assert b.dtype == fnuz and scale_result is None and not kwargs, (b.dtype, kwargs)
-        out = (a.float() @ b.float()) * scale_a.float() * scale_b.float()
-        return (out if bias is None else out + bias.float()).to(out_dtype or a.dtype)
-
-    monkeypatch.setattr(torch, "_scaled_mm", fnuz_scaled_mm)
+    scaled_mm_on_fnuz(monkeypatch)
 
     def to_fnuz(x, scale):
         return (x.float() / scale).clamp(-FNUZ_MAX, FNUZ_MAX).to(fnuz), scale

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 
 from conftest import close
 from hk_engine.plugin import reset_uncovered_warnings
+from hk_engine.testing.fnuz import scaled_mm_on_fnuz
 
 ROUTES = {"target": "any", "provenance": "tests",
           "ops": {op: [{"when": {"m": [1, 64]}, "route": "hk"}] for op in ("int8_scaled_mm", "fp8_scaled_mm",
@@ -249,9 +250,12 @@ def test_without_another_kernel_an_unserved_call_says_what_to_do(rocm_kernels, v
 def fnuz_platform(monkeypatch):
     """vLLM as on MI300 (gfx942): its platform's fp8 is float8_e4m3fnuz, so it converts OCP
     checkpoints to FNUZ (scales doubled) and QuantFP8 quantizes activations to FNUZ, 224 the
-    largest value it writes (vLLM reads these at import: set here as on that platform)."""
+    largest value it writes (vLLM reads these at import: set here as on that platform); its own
+    fallback GEMM's torch._scaled_mm on FNUZ as the GPU computes it (hk_engine.testing.fnuz)."""
     from vllm.model_executor.layers.quantization import input_quant_fp8
     from vllm.platforms import current_platform
+
+    scaled_mm_on_fnuz(monkeypatch)
 
     platform = type(current_platform)
     monkeypatch.setattr(platform, "is_fp8_fnuz", classmethod(lambda cls: True))
