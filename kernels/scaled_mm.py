@@ -21,6 +21,9 @@ scaled_mm launch, bf16 out, without bias.
                     OCP fp8 (gfx1100; gfx942, whose fp8 instructions read FNUZ)
     fp8_block_fast_* e4m3 x e4m3 in the target's format with 128 x 128 block scales on both
                     operands, K 128 a step
+    fp8_block_converted_fast_*
+                    OCP e4m3 x e4m3 with block scales, both converted to bf16 (the targets of
+                    fp8_converted_fast_*), a group of K several steps
 
 Where a *_fast kernel exists, its direct-from-memory counterpart is what hk.ops launches for rows
 that are not 16-byte multiples. The fp8 kernels differ by target (mm8.fp8_plan): the fp8 matrix instruction on gfx1201 and gfx950,
@@ -56,6 +59,8 @@ for _arch in facts.archs():
     if mm8.fp8_plan(E4M3, E4M3, _arch)[2] == hk.bf16:
         globals()["fp8_converted_fast_" + _arch] = mm8.mm8_fast_kernel(hk.bf16, hk.bf16, False, hk.fp8e4m3,
                                                                        hk.fp8e4m3)
+        globals()["fp8_block_converted_fast_" + _arch] = mm8.mm8_fast_kernel(hk.bf16, hk.bf16, False, hk.fp8e4m3,
+                                                                             hk.fp8e4m3, block="ab")
 
 # FNUZ where the target's fp8 is FNUZ (hk.ops refuses it elsewhere); the plan is the fp8 MFMA.
 for _arch in facts.archs():

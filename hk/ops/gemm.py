@@ -78,15 +78,17 @@ def widest_k(dtype):
 
 @hk.func
 def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, wm, wn, split=None,
-               convert=None, group=None):
+               convert=None, group=None, group_steps=1):
     """gemm_kernel's K loop: the (BM / (waves/2)) x (BN/2) part (wm, wn) of C = A·Bᵀ (B N x K),
     or of A·B (`b_major`: B K x N), that wave (wm, wn) of workgroup (bx, by) (x along N, y
     along M) owns, accumulated in fp32 (int32 for int8 operands). `split` (its index, K steps
     per split): the part from those steps of K only. `convert` (A·Bᵀ only): a pair of functions
     (None: as read) taking A's and B's register tiles as read from LDS to `dtype` operands; each
     operand is then staged in its tensor's own dtype (an fp8 weight moves half the bytes of a
-    16-bit one). `group(prod, k)`: each step's product, accumulated from zero, passes through it
-    before it is added to the sum (block scales: a step of BK is one group of K)."""
+    16-bit one). `group(prod, g)`: the product of each group of `group_steps` steps of BK
+    (block scales: a group of K), accumulated from zero, passes through it before it is added
+    to the sum; K must then be a multiple of the group (no split). A group of several steps
+    keeps each step's operand tiles few: the compiler hoists a step's LDS reads together."""
     KSTEP = KSTEP or widest_k(dtype)
     WM = waves // 2  # rows of waves
     # B as stored (K x N), read in col layout by the transposing LDS read.
@@ -99,22 +101,12 @@ def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, w
     def b_tile(k):
         return hk.tile_coord(0, 0, k, bx) if b_major else hk.tile_coord(0, 0, bx, k)
 
-    acc = hk.zeros(hk.RT(hk.i32 if dtype == hk.i8 else hk.fp32, BM // WM, BN // 2))
-    steps = hk.cdiv(a.cols, BK)
-    k0 = 0
-    if split is not None:
-        part, per = split
-        k0 = part * per
-        steps = hk.maximum(hk.minimum(steps - k0, per), 0)
-    hk.lds.commit(a_lds, 0, hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k0)))
-    hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(k0), transpose=transpose))
-    hk.arch.barrier()
-    for k in hk.range(steps, unroll=UNROLL):
+    def step(k, kt, prod, then=None):
+        # Step k of the loop (K step kt): its tiles' products added to prod (then passed through
+        # `then`), the next step's tiles (zeros past the last) in flight while this step multiplies.
         buf = k % 2
-        # The next step's tiles (zeros past the last), in flight while this step multiplies.
-        a_next = hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k0 + k + 1))
-        b_next = hk.lds.issue(b_lds, b, b_tile(k0 + k + 1), transpose=transpose)
-        prod = acc if group is None else hk.zeros(acc.spec)
+        a_next = hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, kt + 1))
+        b_next = hk.lds.issue(b_lds, b, b_tile(kt + 1), transpose=transpose)
         for kk in range(BK // KSTEP):
             ta = a_lds[buf].subtile(BM // WM, KSTEP, wm, kk).load(hk.RT(a_type, BM // WM, KSTEP))
             if b_cols:
@@ -127,10 +119,38 @@ def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, w
                 if convert is not None and convert[1] is not None:
                     tb = convert[1](tb)
                 prod = hk.mma_ABt(ta, tb, prod)
-        acc = prod if group is None else acc + group(prod, k0 + k)
+        if then is not None:
+            prod = then(prod)
         hk.lds.commit(a_lds, 1 - buf, a_next)
         hk.lds.commit(b_lds, 1 - buf, b_next)
         hk.arch.barrier()
+        return prod
+
+    acc = hk.zeros(hk.RT(hk.i32 if dtype == hk.i8 else hk.fp32, BM // WM, BN // 2))
+    steps = hk.cdiv(a.cols, BK)
+    k0 = 0
+    if split is not None:
+        part, per = split
+        k0 = part * per
+        steps = hk.maximum(hk.minimum(steps - k0, per), 0)
+    hk.lds.commit(a_lds, 0, hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k0)))
+    hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(k0), transpose=transpose))
+    hk.arch.barrier()
+    if group is None:
+        for k in hk.range(steps, unroll=UNROLL):
+            acc = step(k, k0 + k, acc)
+    elif group_steps == 1:
+        for k in hk.range(steps, unroll=UNROLL):
+            acc = step(k, k0 + k, hk.zeros(acc.spec), lambda prod, acc=acc, k=k: acc + group(prod, k0 + k))
+    else:
+        if split is not None:
+            raise ValueError("a group of several K steps takes no split")
+        for g in hk.range(steps // group_steps):
+            prod = hk.zeros(acc.spec)
+            for j in hk.range(group_steps, unroll=UNROLL):
+                kt = g * group_steps + j
+                prod = step(kt, kt, prod)
+            acc = acc + group(prod, g)
     return acc
 
 

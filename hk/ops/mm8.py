@@ -36,9 +36,9 @@ Two kernels. mm8_fast_kernel, for rows of 16-byte multiples without zero points:
 LDS-staged schedule (gemm.accumulate), each operand staged as stored and, where it is not the
 instruction's own, its register tiles converted to 16-bit after each LDS read (OCP fp8 in a few
 bit operations per element; FNUZ operands of a converted product are left to the other kernel);
-with 128 x 128 block scales (native fp8 only) K 128 a step, each group's product scaled and added
-to the sum. mm8_kernel, for the rest (zero points, converted block-scaled products, rows in
-pieces): a workgroup of 4 waves owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64,
+with 128 x 128 block scales each group of K's product (one step of 128 for the instruction's
+own operands, several of 32 for converted ones) scaled and added to the sum. mm8_kernel, for the
+rest (zero points, FNUZ operands of converted products, rows in pieces): a workgroup of 4 waves owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64,
 each wave 16 x 32: a group's product is held beside the sum), reading its operands from global
 memory (past the edges they read zeros) straight into the matrix fragments: correct, not fast (no
 LDS staging;
@@ -227,6 +227,10 @@ BLOCK_WAVES = 8
 # ... and on gfx1201, whose fp8 instruction takes K 16 at a time (8 per group, each operand's
 # fragments in flight), 16 x 64 (64 rows per workgroup).
 BLOCK_SCHEDULE = {"gfx1201": {"BM": 64}}
+# Converted operands with block scales: a group of K is several steps of 32 (4 of the 16-bit
+# instruction's K per step), since the compiler hoists a step's LDS reads and conversions
+# together, and a step of 128 would hold them all at once (it spills).
+CONVERT_BLOCK_BK = 32
 
 
 @functools.lru_cache(maxsize=None)
@@ -241,11 +245,11 @@ def mm8_fast_kernel(dtype, out, with_bias=False, a_type=None, b_type=None, block
     stored and its register tiles converted to `dtype` (bf16 or fp16) after each LDS read:
     W8A16, and fp8 where the target has no instruction for it.
 
-    `block` (operands of `dtype` only) names the operands with 128 x 128 block scales ("a", "b"
-    or "ab"; mode BLOCK, sa [K/128, M], sb [N/128, K/128], K a multiple of 128): K steps 128 at a
-    time, one group per step, each group's product (held beside the sum) scaled by its scales
-    and added; the other operand's scales, if any, are applied after; 8 waves (BLOCK_WAVES),
-    each 32 x 64 of out.
+    `block` names the operands with 128 x 128 block scales ("a", "b" or "ab"; mode BLOCK, sa
+    [K/128, M], sb [N/128, K/128], K a multiple of 128): each group of K's product (held beside
+    the sum; one step of 128, or CONVERT_BLOCK_BK steps for converted operands) scaled by its
+    scales and added; the other operand's scales, if any, are applied after; 8 waves
+    (BLOCK_WAVES), each 32 x 64 of out.
 
     Arguments: a, bt, sa, sb[, bias], c, a_mode, b_mode."""
     if set(block) - set("ab"):
@@ -265,16 +269,14 @@ def mm8_fast_kernel(dtype, out, with_bias=False, a_type=None, b_type=None, block
         return None
 
     convert = None if types == (dtype, dtype) else (converter(types[0]), converter(types[1]))
-    if block and convert is not None:
-        raise ValueError("block scales take operands the instruction reads as stored, not %s x %s" % types)
     schedule = None
-    if convert is not None and convert[0] is None:  # B alone converted (W8A16)
+    if block:
+        schedule = BLOCK_SCHEDULE if convert is None else None
+        name += "_block_" + block
+    elif convert is not None and convert[0] is None:  # B alone converted (W8A16)
         schedule = CONVERT_B_SCHEDULE
     elif convert is not None:
         schedule = CONVERT_SCHEDULE
-    elif block:
-        schedule = BLOCK_SCHEDULE
-        name += "_block_" + block
     a_block, b_block = "a" in block, "b" in block
 
     @hk.func
@@ -298,15 +300,17 @@ def mm8_fast_kernel(dtype, out, with_bias=False, a_type=None, b_type=None, block
         r = by * (waves // 2) + w // 2
         cc = bx * 2 + w % 2
         group = functools.partial(scale_group, sa, sb, r, bx * BN // GROUP) if block else None
+        if block and GROUP % BK:
+            raise ValueError("a block-scaled kernel's BK divides the block's %d, not %d" % (GROUP, BK))
         acc = gemm.accumulate(a, bt, dtype, waves, False, BM, BN, BK, KSTEP, UNROLL, bx, by, w // 2, w % 2,
-                              convert=convert, group=group)
+                              convert=convert, group=group, group_steps=GROUP // BK)
         epilogue(acc, sa, sb, bias, None, None, c, r, cc, a_mode, b_mode, None, out)
 
     grid = lambda p: (hk.cdiv(p.c.cols, p.BN), hk.cdiv(p.c.rows, p.BM))  # noqa: E731
     A, B, F, C = hk.Tensor[stored[0]], hk.Tensor[stored[1]], hk.Tensor[hk.fp32], hk.Tensor[out]
     # BK: 64 bytes, as the 16-bit GEMM's; a block scale's group with block scales (BN too: a
-    # workgroup's columns lie in one group of N).
-    BK = GROUP if block else 64
+    # workgroup's columns lie in one group of N), or a part of it for converted operands.
+    BK = (GROUP if convert is None else CONVERT_BLOCK_BK) if block else 64
     if with_bias:
         def mm8_fast(a: A, bt: B, sa: F, sb: F, bias: C, c: C, a_mode: int, b_mode: int, *,
                      BM=128, BN=128, BK=BK, KSTEP=0, UNROLL=2):
@@ -523,15 +527,14 @@ def launch_fp8(a, b, scale_a, scale_b, bias, out):
     # The LDS-staged kernel: the instruction's own operands (block scales too), or OCP fp8
     # converted to 16-bit (FNUZ operands of a converted product keep the direct kernel's decode).
     native = a_type == b_type == compute
-    staged = not gemm.in_pieces(a2, bt) and (native or not (block or a.dtype in FNUZ or b.dtype in FNUZ))
-    if staged and native and block:
-        kernel = mm8_fast_kernel(compute, out_type, bias is not None,
-                                 block=("a" if a_mode == BLOCK else "") + ("b" if b_mode == BLOCK else ""))
-    elif staged and native:
-        kernel = mm8_fast_kernel(compute, out_type, bias is not None)
+    staged = not gemm.in_pieces(a2, bt) and (native or not (a.dtype in FNUZ or b.dtype in FNUZ))
+    blocks = ("a" if a_mode == BLOCK else "") + ("b" if b_mode == BLOCK else "")
+    named = {"block": blocks} if blocks else {}
+    if staged and native:
+        kernel = mm8_fast_kernel(compute, out_type, bias is not None, **named)
     elif staged:  # (OCP bytes staged typed: converted in software on every target)
         typed = [getattr(hk, t[4:]) if isinstance(t, str) else t for t in (a_type, b_type)]
-        kernel = mm8_fast_kernel(compute, out_type, bias is not None, *typed)
+        kernel = mm8_fast_kernel(compute, out_type, bias is not None, *typed, **named)
     else:
         a2 = a2.view(torch.int8) if isinstance(a_type, str) else a2
         bt = bt.view(torch.int8) if isinstance(b_type, str) else bt

@@ -378,6 +378,28 @@ def test_converted_lds_staged_on_the_emulator(monkeypatch, arch):
     assert len(calls) == 2
 
 
+@pytest.mark.parametrize("arch", ["gfx1100", "gfx942"])
+def test_converted_block_scaled_lds_staged_on_the_emulator(monkeypatch, arch):
+    # OCP e4m3 where no instruction reads it, with block scales: each 128-group of K several
+    # steps (mm8.CONVERT_BLOCK_BK), three groups; M past a workgroup's rows, N two workgroups'
+    # columns; an e5m2 activation too.
+    m, n, k = 133, 256, 384
+    assert mm8.GROUP // mm8.CONVERT_BLOCK_BK > 1
+    calls = fast_calls(monkeypatch)
+    cases = (("block", E4, E4, True, torch.bfloat16), ("block_w_token", E4, E4, False, torch.float32),
+             ("block_a", E5, E4, False, torch.float16))
+    for case in cases:
+        a, b, sa, sb, bias = fp8_case(*case, m, n, k, seed=8)
+        want, slack = fp8_reference(a, b, sa, sb, bias)
+        on(monkeypatch, "emu", arch)
+        close(torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias), want, slack)
+        on(monkeypatch, "interp", arch)
+        close(torch.ops.hk.scaled_mm(a, b, sa, sb, case[4], bias), want, slack)
+    assert calls == [(hk.bf16, hk.bf16, True, hk.fp8e4m3, hk.fp8e4m3, "ab")] * 2 + \
+        [(hk.bf16, hk.fp32, False, hk.fp8e4m3, hk.fp8e4m3, "b")] * 2 + \
+        [(hk.bf16, hk.fp16, False, hk.fp8e5m2, hk.fp8e4m3, "a")] * 2
+
+
 def test_which_fp8_calls_take_the_lds_staged_kernel(monkeypatch):
     calls = fast_calls(monkeypatch)
     on(monkeypatch, "interp", "gfx950")
@@ -391,10 +413,11 @@ def test_which_fp8_calls_take_the_lds_staged_kernel(monkeypatch):
     on(monkeypatch, "interp", "gfx1100")  # no fp8 instruction: converted to bf16
     torch.ops.hk.scaled_mm(*fp8_case("row", E4, E4, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
     torch.ops.hk.scaled_mm(*fp8_case("block", E4, E4, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
-    # The converted products (mixed formats, W8A16 on gfx950; e4m3 on gfx1100) on the same
-    # schedule, their tiles converted after each LDS read; converted blocks are not.
+    # The converted products (mixed formats, W8A16 on gfx950; e4m3 on gfx1100, blocks too) on
+    # the same schedule, their tiles converted after each LDS read.
     converted = [(hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e5m2), (hk.bf16, hk.bf16, False, hk.bf16, hk.fp8e4m3),
-                 (hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e4m3)]
+                 (hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e5m2, "ab"), (hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e4m3),
+                 (hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e4m3, "ab")]
     native = [(hk.fp8e4m3, hk.bf16, False), (hk.fp8e4m3, hk.bf16, False, "ab")]
     assert calls == native + converted
     a, b, sa, sb, _ = fp8_case("w8a16", torch.bfloat16, E4, False, torch.bfloat16, 5, 256, 100)  # 100-byte rows
@@ -404,10 +427,11 @@ def test_which_fp8_calls_take_the_lds_staged_kernel(monkeypatch):
                            torch.bfloat16)
     a, b, sa, sb, _ = fp8_case("row", E4, E4, False, torch.bfloat16, 5, 256, 256)  # OCP bytes, staged typed
     torch.ops.hk.scaled_mm(a, b, sa, sb, torch.bfloat16)
-    # OCP blocks: decoded by the direct kernel; FNUZ blocks on the fp8 instruction, LDS-staged.
+    # OCP blocks: converted, LDS-staged; FNUZ blocks on the fp8 instruction, LDS-staged.
     torch.ops.hk.scaled_mm(*fp8_case("block", E4, E4, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
     torch.ops.hk.scaled_mm(*fp8_case("block", E4Z, E4Z, False, torch.bfloat16, 5, 256, 256)[:4], torch.bfloat16)
     assert calls == native + converted + [(hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e4m3),
+                                          (hk.bf16, hk.bf16, False, hk.fp8e4m3, hk.fp8e4m3, "ab"),
                                           (hk.fp8e4m3fnuz, hk.bf16, False, "ab")]
 
 
@@ -656,7 +680,9 @@ def test_the_kernels_pass_the_gates(arch):
     # The converted products on the same schedule, on the 16-bit instruction.
     converted = [mm8.mm8_fast_kernel(hk.bf16, hk.bf16, True, hk.bf16, hk.fp8e4m3),
                  mm8.mm8_fast_kernel(hk.fp16, hk.fp32, False, hk.fp16, hk.fp8e5m2),
-                 mm8.mm8_fast_kernel(hk.bf16, hk.fp16, True, hk.fp8e4m3, hk.fp8e5m2)]
+                 mm8.mm8_fast_kernel(hk.bf16, hk.fp16, True, hk.fp8e4m3, hk.fp8e5m2),
+                 mm8.mm8_fast_kernel(hk.bf16, hk.bf16, True, hk.fp8e4m3, hk.fp8e5m2, block="ab"),
+                 mm8.mm8_fast_kernel(hk.bf16, hk.fp32, False, hk.fp8e5m2, hk.fp8e4m3, block="b")]
     for kernel in converted:
         built = kernel.build(arch, divisors=16)
         assert built.meta.spills == 0, built.report()
