@@ -160,14 +160,20 @@ class Fp8BlockScaledMM(Op):
 
     @staticmethod
     def fp8_dtype(arch):
-        """The fp8 vLLM's platform quantizes to on arch's GPU (its current_platform.fp8_dtype())."""
+        """The fp8 the engine's platform quantizes to on arch's GPU (vLLM's current_platform.fp8_dtype(),
+        SGLang's fp8_dtype: FNUZ on gfx94x, whose OCP checkpoints both convert)."""
         import torch
 
         from hk_engine import ops
 
         return torch.float8_e4m3fnuz if ops.fnuz_target(arch) else torch.float8_e4m3fn
 
-    def predict(self, kernels, arch, m, shape):
+    def constexprs(self, k):
+        """The kernel's constants beyond the config's at a K."""
+        return {}
+
+    def hk_seconds(self, arch, m, shape):
+        """hk.ops.scaled_mm's block-scaled launch at m rows of one (N, K)."""
         import torch
 
         from hk import perf
@@ -182,18 +188,23 @@ class Fp8BlockScaledMM(Op):
         scale_a = torch.empty(m, k // g, dtype=torch.float32, **meta)
         scale_b = torch.empty(k // g, n // g, dtype=torch.float32, **meta)
         out = torch.empty(m, n, dtype=torch.bfloat16, **meta)
-        mine = sum(p.seconds for p in perf.predict_call(mm8.launch_fp8, a, b, scale_a, scale_b, None, out,
-                                                        arch=arch))
+        return sum(p.seconds for p in perf.predict_call(mm8.launch_fp8, a, b, scale_a, scale_b, None, out, arch=arch))
+
+    def predict(self, kernels, arch, m, shape):
+        n, k = shape
+        g = self.GROUP
+        mine = self.hk_seconds(arch, m, shape)
         cfg = self.CONFIG
         P = ek.Ptr
-        name = str(fp8).replace("torch.", "")
-        # vLLM's strides: A [M, K], B [N, K] (stride_bk 1), As [M, K/128], Bs [N/128, K/128].
+        name = str(self.fp8_dtype(arch)).replace("torch.", "")
+        # The engine's strides: A [M, K], B [N, K] (stride_bk 1), As [M, K/128], Bs [N/128, K/128].
         args = dict(A=P(name, m * k), B=P(name, n * k), C=P("bfloat16", m * n * 2), As=P("float32", m * k // g * 4),
                     Bs=P("float32", n // g * k // g * 4), M=m, N=n, K=k, group_n=g, group_k=g, stride_am=k,
                     stride_ak=1, stride_bk=1, stride_bn=k, stride_cm=n, stride_cn=1, stride_As_m=k // g,
                     stride_As_k=1, stride_Bs_k=1, stride_Bs_n=k // g)
         grid = (-(-m // cfg["BLOCK_SIZE_M"]) * -(-n // cfg["BLOCK_SIZE_N"]),)
-        return mine, _engine_seconds(kernels[self.kernel], arch, args, dict(cfg), grid, self.WARPS, self.STAGES)
+        return mine, _engine_seconds(kernels[self.kernel], arch, args, dict(cfg, **self.constexprs(k)), grid,
+                                     self.WARPS, self.STAGES)
 
 
 class FusedMoe(Op):
@@ -497,6 +508,22 @@ class SglangFusedMoe(FusedMoe):
             grid = (-(-em // bm) * -(-n // bn),)
             theirs += _engine_seconds(kernels[self.kernel], arch, args, consts, grid, 4, 2)
         return mine, theirs
+
+
+class SglangFp8BlockScaledMM(Fp8BlockScaledMM):
+    """SGLang's Triton block-scaled fp8 GEMM (_w8a8_block_fp8_matmul, which its
+    triton_w8a8_block_fp8_linear launches through w8a8_block_fp8_matmul_triton on ROCm without
+    AITER) at the config that takes (its tuned json for the device and shape, of which it ships
+    none for the four targets at Qwen3-8B's shapes: its default 64 x 128 x 128, GROUP_SIZE_M 32, 4
+    warps, 3 stages; its ROCm selector's unrolled-by-4 variant is never chosen), needs_masking as
+    it computes it (K not a multiple of BLOCK_SIZE_K: never at these shapes), in the platform's
+    fp8; against the same hk launch as Fp8BlockScaledMM's. Its arguments are named as vLLM's
+    kernel's. The activations' quantization is not counted."""
+
+    STAGES = 3
+
+    def constexprs(self, k):
+        return {"needs_masking": k % self.CONFIG["BLOCK_SIZE_K"] != 0}
 
 
 class SglangDecodeAttention(PagedAttention):

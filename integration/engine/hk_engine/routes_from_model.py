@@ -4,9 +4,10 @@ predictions of hk's kernel and of the engine's own Triton kernel for the same ca
     bazel run //integration/engine:hk-routes -- --out=$PWD/integration/engine/hk_engine/tables
 
 For each target and each op whose engine kernel is Triton (vLLM 0.33's AWQ GEMM, W8A8 int8
-GEMM, 128 x 128 block-scaled fp8 GEMM, fused MoE GEMMs and unified paged attention; SGLang 0.5.23's fused MoE GEMMs, split-K
-decode and extend attention; each read from its engine's pinned environment and compiled ahead
-of time for the target: predicted_ops), at a set of token buckets over a model's shapes
+GEMM, 128 x 128 block-scaled fp8 GEMM, fused MoE GEMMs and unified paged attention; SGLang
+0.5.23's fused MoE GEMMs, 128 x 128 block-scaled fp8 GEMM, split-K decode and extend attention;
+each read from its engine's pinned environment and compiled ahead of time for the target:
+predicted_ops), at a set of token buckets over a model's shapes
 (hk/autotune/models.json), both launches are predicted and the op's rule for the bucket routes
 to hk when the engine's predicted time is at least (1 + margin) times hk's, the margin being the
 model's stated error for the target by default: a route the model cannot vouch for stays on the
@@ -14,7 +15,8 @@ engine, the default a table falls back to anyway. Each such rule records the rat
 and both times. A bucket's rule covers the token counts above the previous bucket up to its own.
 Where the engines' kernels for an op differ (MoE, attention), each engine's rules are its own
 (the table's "engines"; the plugins read their engine's, routing.Table.rules); the other ops'
-rules are shared ("ops").
+rules are shared ("ops"). The block-scaled fp8 GEMM has both: SGLang's own rules, predicted
+against its kernel, and the shared ones, against vLLM's, which vLLM reads.
 
 Ops with no code object the model can read (the engine calls hipBLASLt or its C++ kernels: the
 plain linear, RMSNorm, rotary, SiLU-and-mul, the KV cache write, the AWQ path above 255 tokens,
@@ -35,7 +37,8 @@ from absl import app, flags
 from hk_engine import engine_kernels as ek
 from hk_engine import routing
 from hk_engine.predicted_ops import (AwqGemm, Fp8BlockScaledMM, FusedMoe, Int8ScaledMM, PagedAttention,
-                                     SglangDecodeAttention, SglangExtendAttention, SglangFusedMoe)
+                                     SglangDecodeAttention, SglangExtendAttention, SglangFp8BlockScaledMM,
+                                     SglangFusedMoe)
 
 FLAGS = flags.FLAGS
 ARCHS = ["gfx1100", "gfx1201", "gfx942", "gfx950"]
@@ -66,6 +69,7 @@ _UNIFIED = "vllm.v1.attention.ops.triton_unified_attention"
 _PLATFORM = {"float8_info": "torch.finfo(torch.float8_e4m3fn)"}
 
 _SGL_MOE = "sglang.kernels.ops.moe.fused_moe_triton_kernels"
+_SGL_GEMM = "sglang.kernels.ops.gemm.fp8_kernel"
 _SGL_ATTENTION = "sglang.kernels.ops.attention."
 
 # Keyed by Op.key: the op's name for a shared rule, "<engine>.<op>" for an engine's own.
@@ -86,6 +90,8 @@ PREDICTED = {op.key: op for op in [
                    (128, 512, 2048), ("bfloat16",), given=_PLATFORM, fact="tokens", per_engine=True),
     SglangFusedMoe("moe", "sglang", _SGL_MOE, "fused_moe_kernel", "olmoe-1b-7b", (1, 8, 32, 128, 512, 2048),
                    ("bfloat16", "float16"), per_engine=True),
+    SglangFp8BlockScaledMM("fp8_block_scaled_mm", "sglang", _SGL_GEMM, "_w8a8_block_fp8_matmul", "qwen3-8b",
+                           (1, 32, 128, 2048), ("bfloat16", "float16"), per_engine=True),
     SglangDecodeAttention("attention_decode", "sglang", _SGL_ATTENTION + "decode_attention",
                           "_fwd_grouped_kernel_stage1", "qwen3-8b", (1, 4, 16, 64, 256), ("bfloat16",), fact="seqs",
                           kernels=("_fwd_kernel_stage2",), per_engine=True),

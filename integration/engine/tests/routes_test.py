@@ -227,8 +227,9 @@ def test_int8_gemm_is_predicted_against_vllms_triton_kernel(vllm_root, tmp_path)
 
 
 def _block_args(op, arch, m, n, k):
-    """_w8a8_triton_block_scaled_mm's arguments as w8a8_triton_block_scaled_mm passes them, in the
-    fp8 of vLLM's platform on arch."""
+    """_w8a8_triton_block_scaled_mm's arguments as w8a8_triton_block_scaled_mm passes them (and
+    SGLang's _w8a8_block_fp8_matmul's, of the same names, as w8a8_block_fp8_matmul_triton does), in
+    the fp8 of the engine's platform on arch."""
     name = str(op.fp8_dtype(arch)).replace("torch.", "")
     return dict(A=ek.Ptr(name, m * k), B=ek.Ptr(name, n * k), C=ek.Ptr("bfloat16", m * n * 2),
                 As=ek.Ptr("float32", m * (k // 128) * 4), Bs=ek.Ptr("float32", (n // 128) * (k // 128) * 4),
@@ -346,12 +347,15 @@ def test_sglangs_kernels_are_lifted_and_compiled_for_every_target(arch, sglang_r
     monkeypatch.setattr(perf, "predict_code_object", lambda co, name, grid, block, values, arch, shared_mem:
                         launches.append((name, grid, block, len(co))) or type("P", (), {"seconds": 1e-6})())
     ops = [rfm.PREDICTED[k] for k in SGLANG]
-    assert {op.name for op in ops} == {"moe", "attention_decode", "attention_prefill"}
+    counts = {"moe": 128, "fp8_block_scaled_mm": 33, "attention_decode": 4, "attention_prefill": 128}
+    assert {op.name for op in ops} == set(counts)
     ek.triton_cache(str(tmp_path))
     kernels = rfm.load_kernels(ops, {"sglang": sglang_root}, str(tmp_path))
     assert "from sglang" not in open(str(tmp_path / "sglang_moe.py")).read()
+    assert "from sglang" not in open(str(tmp_path / "sglang_fp8_block_scaled_mm.py")).read()
     wave = ek.WAVE[arch]
-    for op, count in zip(ops, (128, 4, 128)):
+    for op in ops:
+        count = counts[op.name]
         # hk's side is the same launch as in the comparison with vLLM's kernel: not run here.
         monkeypatch.setattr(type(op), "hk_seconds", lambda *a: 1e-6)
         launches.clear()
@@ -363,6 +367,10 @@ def test_sglangs_kernels_are_lifted_and_compiled_for_every_target(arch, sglang_r
             tiles = -(-em // 64)
             assert [g for _, g, _, _ in launches] == [(tiles * (2 * inter // 64),), (tiles * (hidden // 64),)]
             assert {b for _, _, b, _ in launches} == {(4 * wave,)}
+        elif op.name == "fp8_block_scaled_mm":  # 33 rows: one 64-row tile per 128 columns of out, 4 warps
+            (n, _), = op.shapes(1)
+            assert [(g, b) for _, g, b, _ in launches] == [((n // 128,), (4 * wave,))]
+            assert launches[0][0].startswith("_w8a8_block_fp8_matmul")
         elif op.name == "attention_decode":  # stage 1 over (seqs, head tiles, 16 splits), then stage 2
             heads, kvh, d = op.shapes(1)[0]
             assert [g for _, g, _, _ in launches] == [(4, heads // (heads // kvh), 16), (4, heads)]
@@ -391,6 +399,49 @@ def test_sglangs_moe_is_predicted_into_its_own_rules(vllm_root, sglang_root, tmp
     table = routing.Table(data)
     assert table.route("moe", "sglang", dtype="bfloat16", m=300) == rule["route"]
     assert table.route("moe", "vllm", dtype="bfloat16", m=300) == "engine"  # not SGLang's rule
+
+
+def test_sglangs_block_scaled_fp8_gemm_is_predicted_into_its_own_rules(vllm_root, sglang_root, tmp_path,
+                                                                      monkeypatch):
+    # SGLang's _w8a8_block_fp8_matmul at its default config (3 stages where vLLM's kernel takes 2,
+    # needs_masking as SGLang computes it) beside the same hk launch as vLLM's: its rule lands in
+    # SGLang's own rules, which SGLang's block calls take over the shared ones.
+    arch, m = "gfx942", 33  # (gfx950's fp8 MFMA is not the emulator's)
+    op = rfm.PREDICTED["sglang.fp8_block_scaled_mm"]
+    assert isinstance(op, po.Fp8BlockScaledMM) and op.engine == "sglang" and op.per_engine
+    assert op.constexprs(4096) == {"needs_masking": False} and op.constexprs(4160) == {"needs_masking": True}
+    (n, k), = op.shapes(1)
+    seen, real = [], po._engine_seconds
+
+    def engine_seconds(fn, a, args, consts, grid, warps, stages=2, options=None):
+        seen.append((fn.__name__, a, grid, warps, stages, options, consts, args))
+        return real(fn, a, args, consts, grid, warps, stages, options)
+
+    monkeypatch.setattr(po, "_engine_seconds", engine_seconds)
+    tables = rfm.build_tables([arch], [op], {"vllm": vllm_root, "sglang": sglang_root}, tokens=[m], shapes=1,
+                              directory=str(tmp_path))
+    (name, a, grid, warps, stages, options, consts, args), = seen
+    assert (name, a, grid, warps, stages, options) == ("_w8a8_block_fp8_matmul", arch, (n // 128,), 4, 3, None)
+    assert consts == {"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 128, "GROUP_SIZE_M": 32,
+                      "needs_masking": False}
+    assert {key: v for key, v in args.items() if not isinstance(v, ek.Ptr)} == {
+        key: v for key, v in _block_args(op, arch, m, n, k).items() if not isinstance(v, ek.Ptr)}
+    assert args["A"].dtype == args["B"].dtype == "float8_e4m3fnuz"  # SGLang's fp8 on gfx942
+    data = tables[arch]
+    assert data["provenance"]["predicted"]["sglang.fp8_block_scaled_mm"].startswith(
+        "sglang %s's _w8a8_block_fp8_matmul" % ek.installed_version(sglang_root, "sglang"))
+    rule, = data["engines"]["sglang"]["fp8_block_scaled_mm"]
+    assert "fp8_block_scaled_mm" not in data["ops"]
+    assert rule["basis"] == "predicted at m %d" % m and rule["when"] == {"dtype": ["bfloat16", "float16"],
+                                                                         "m": [1, None]}
+    # hk's side: the same launch as the comparison with vLLM's kernel.
+    assert rule["hk_us"] == pytest.approx(po.Fp8BlockScaledMM.hk_seconds(op, arch, m, (n, k)) * 1e6, rel=1e-3)
+    assert rule["route"] == rfm.decide(rule["hk_us"], rule["engine_us"], rfm.margin_for(arch, "stated"))[0]
+    # SGLang's calls take its own rule; vLLM's take the shared ones (none here: the engine).
+    other = "engine" if rule["route"] == "hk" else "hk"
+    table = routing.Table(dict(data, ops={"fp8_block_scaled_mm": [{"when": {}, "route": other}]}))
+    assert table.route("fp8_block_scaled_mm", "sglang", dtype="bfloat16", m=500, n=n, k=k) == rule["route"]
+    assert table.route("fp8_block_scaled_mm", "vllm", dtype="bfloat16", m=500, n=n, k=k) == other
 
 
 def test_sglangs_decode_splits_as_its_backend_computes_them():

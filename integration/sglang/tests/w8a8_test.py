@@ -460,6 +460,22 @@ def test_block_scaled_fp8_routes_by_rows(patched, routes, block_processing, sgla
     torch.testing.assert_close(hk_out.float(), engine.float(), rtol=1.6e-2, atol=2e-2)
 
 
+def test_block_scaled_fp8_takes_sglangs_own_rules(patched, routes, block_processing, sglang_block):
+    # The tables' block-scaled fp8 rules are SGLang's own (predicted against its kernel) beside
+    # the shared ones (vLLM's kernel's): SGLang's calls take its own, whichever way they route.
+    layer, _ = block_layer()
+    x = torch.randn(3, BK, generator=torch.Generator().manual_seed(11)).to(torch.bfloat16)
+    engine, hk = [{"when": {}, "route": "engine"}], [{"when": {}, "route": "hk"}]
+    routes({"target": "any", "ops": {"fp8_block_scaled_mm": engine},
+            "engines": {"vllm": {"fp8_block_scaled_mm": engine}, "sglang": {"fp8_block_scaled_mm": hk}}})
+    layer(x)
+    assert counters.snapshot() == {"sglang.w8a8_fp8_block": {"hk": 1}} and sglang_block == []
+    routes({"target": "any", "ops": {"fp8_block_scaled_mm": hk},
+            "engines": {"vllm": {"fp8_block_scaled_mm": hk}, "sglang": {"fp8_block_scaled_mm": engine}}})
+    layer(x)
+    assert counters.snapshot() == {"sglang.w8a8_fp8_block": {"hk": 1, "engine": 1}} and sglang_block == [(3, BK)]
+
+
 def test_a_compressed_tensors_block_layer_runs_on_hk(patched, sglang_block, monkeypatch):
     # llm-compressor's FP8_BLOCK scheme: weights per 128 x 128 block, activations dynamic per
     # token per 128 columns (SGLang checks the GPU's capability: a ROCm MI300's, 9.4).
