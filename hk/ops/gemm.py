@@ -146,6 +146,9 @@ def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, w
         if split is not None:
             raise ValueError("a group of several K steps takes no split")
         for g in hk.range(steps // group_steps):
+            # (A barrier in this loop's own body: the race check then knows every wave is in the
+            # same group between barriers.)
+            hk.arch.barrier()
             prod = hk.zeros(acc.spec)
             for j in hk.range(group_steps, unroll=UNROLL):
                 kt = g * group_steps + j
