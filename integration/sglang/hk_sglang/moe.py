@@ -15,7 +15,7 @@ from hk_engine import Patch, Target
 from hk_engine.contract import Seam
 from hk_engine.plugin import dispatch
 from hk_engine.ops import HALF, moe_facts
-from hk_sglang.common import counter
+from hk_sglang.common import arguments, counter
 
 TARGET = "sglang.srt.layers.moe.moe_runner.triton_utils.fused_moe.fused_experts"
 PARAMS = ("hidden_states", "w1", "w2", "topk_output", "moe_runner_config", "b1", "b2", "use_fp8_w8a8",
@@ -56,9 +56,7 @@ def wrap(original):
     def fused_experts(*args, **kwargs):
         import hk.ops
 
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        a = bound.arguments
+        a = arguments(signature, args, kwargs)
         x, cfg = a["hidden_states"], a["moe_runner_config"]
 
         def hk_call():

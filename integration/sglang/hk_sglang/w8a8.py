@@ -27,7 +27,7 @@ import inspect
 
 from hk_engine import Patch, Target, ops
 from hk_engine.contract import Seam
-from hk_sglang.common import counter
+from hk_sglang.common import arguments, counter
 
 MODULE = "sglang.srt.layers.quantization.w8a8_int8"
 TARGET = MODULE + ".W8A8Int8LinearMethod.apply"
@@ -104,9 +104,7 @@ def wrap_fp8(original):
     signature = inspect.signature(original)
 
     def apply_fp8_linear(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        call = bound.arguments
+        call = arguments(signature, args, kwargs)
         x, weight, weight_scale = call["input"], call["weight"], call["weight_scale"]
         quant = fp8_quantizer(weight, weight_scale, call["input_scale"], call["use_per_token_if_dynamic"])
         return ops.fp8_linear(counter("w8a8_fp8"), x, weight, weight_scale, call["bias"], x.dtype, quant,
@@ -150,9 +148,7 @@ def wrap_block(original):
     signature = inspect.signature(original)
 
     def triton_w8a8_block_fp8_linear(*args, **kwargs):
-        bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
-        call = bound.arguments
+        call = arguments(signature, args, kwargs)
         x, weight = call["input"], call["weight"]
         return ops.fp8_block_linear(counter("w8a8_fp8_block"), x, weight, call["weight_scale"], call["bias"], x.dtype,
                                     block_quantizer(weight), lambda: original(*args, **kwargs),
