@@ -656,7 +656,7 @@ class SglangDecodeAttention(PagedAttention):
         if batch is None:
             return "SGLang's %s decode (an eager step: above its largest decode graph, %d)" % (
                 kernel, self.decode_max(arch))
-        return "SGLang's %s decode (its decode graph of %d requests)" % (kernel, batch)
+        return "SGLang's %s decode (its decode graph of %d request%s)" % (kernel, batch, "s" if batch > 1 else "")
 
     @classmethod
     def lean_launch(cls, cores, kvh, group):
