@@ -232,7 +232,7 @@ def predicted_rules(op, tokens, outcomes, margin, previous, arch=None):
     for (lo, hi), t, outcome in zip(ranges(tokens, op.upper), tokens, outcomes):
         when = {"dtype": list(op.dtypes), op.fact: [lo, hi]}
         # The engine's kernel at the bucket, where it runs more than one (Op.against).
-        launch = op.against(arch, t) if arch and hasattr(op, "against") else None
+        launch = op.against(arch, t) if arch else None
         known = measured(arch, op.key, lo, hi)
         if known and isinstance(outcome, str):
             rules.append({"when": when, "route": known[0], "basis": "%s; not predicted (%s)" % (known[1], outcome)})

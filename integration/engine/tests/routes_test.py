@@ -153,6 +153,7 @@ def test_a_wrong_command_exits_2_saying_why(argv, message, capsys):
 def test_a_measurement_decides_the_buckets_it_covers():
     class Op:
         name, key, engine, per_engine, fact, dtypes, upper = "moe", "vllm.moe", "vllm", True, "m", ("bfloat16",), None
+        against = staticmethod(lambda arch, tokens: None)  # (one engine kernel: Op.against's)
 
     # hk predicted 3x slower up to 256 tokens, 3x faster above: gfx1100's record says the opposite.
     rules = rfm.predicted_rules(Op, [256, 512], [(1.0, 0.33), (1.0, 3.0)], 0.05, None, "gfx1100")
