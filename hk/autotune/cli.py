@@ -40,7 +40,8 @@ def define_flags():
     flags.DEFINE_list("ops", ["linear"], "the ops to tune (hk.ops.TUNABLES)")
     flags.DEFINE_multi_string("shape", [], "a shape to tune at (linear, linear_split_k: M,N,K[,fp16]; "
                               "flash_attention: BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal]; fused_moe: "
-                              "TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16])")
+                              "TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16]; int8_scaled_mm: M,N,K; scaled_mm: "
+                              "M,N,K[,e4m3|e5m2|e4m3fnuz|e5m2fnuz])")
     flags.DEFINE_list("model", [], "take the shapes of these models' layers (see --list)")
     flags.DEFINE_list("tokens", ["4096"], "the tokens per step (a linear's M) of --model's shapes "
                       "(linear_split_k takes those up to 32, by default 1)")
@@ -85,6 +86,11 @@ def linear_shapes(config):
     return shapes
 
 
+# The 8-bit GEMMs tuned at a linear's shapes: int8 W8A8, and fp8 in the target's own format.
+MM8_OPS = ("int8_scaled_mm", "scaled_mm")
+FP8_FORMATS = ("e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz")
+
+
 def engines():
     with open(_MODELS) as f:
         return json.load(f)["engines"]
@@ -93,8 +99,8 @@ def engines():
 def engine_tokens(op, engine, arch, config=None):
     """The tokens per step an engine runs on `arch` by default: for a linear, one count per M
     bucket its decode batches reach above decode's split-K rows (each bucket's upper end) and its
-    prefill chunk; for the split-K linear, a decode of 1 and of up to 32 requests; for a MoE
-    layer (a model's `config`), the fewest tokens of each range of rows per expert up to the
+    prefill chunk (for the 8-bit GEMMs, which have no split-K: 1 and every bucket's upper end);
+    for the split-K linear, a decode of 1 and of up to 32 requests; for a MoE layer (a model's `config`), the fewest tokens of each range of rows per expert up to the
     prefill chunk; for attention, the prefill chunk."""
     from hk.ops import gemm, moe
 
@@ -106,6 +112,8 @@ def engine_tokens(op, engine, arch, config=None):
         experts, top_k = config["num_experts"], config["experts_per_token"]
         tokens = [max(1, -(-low * experts // top_k)) for low in moe.PER_EXPERT]
         return sorted({t for t in tokens if t <= prefill})
+    if op in MM8_OPS:  # no split-K: a decode's rows are the GEMM's own, from one
+        return sorted({1} | {m for m in gemm.M_BUCKETS if m <= decode_max} | {prefill})
     if op != "linear":
         return [prefill]
     decode = [m for m in gemm.M_BUCKETS if gemm.DECODE_ROWS < m <= decode_max]
@@ -126,9 +134,22 @@ def _dims(text, count, what):
     return dims, parts[count:]
 
 
-def parse_shape(op, text):
+def parse_shape(op, text, arch=None):
     from hk.compiler.cli import UsageError
     from hk.ops import gemm
+
+    if op in MM8_OPS:
+        int8 = op == "int8_scaled_mm"
+        what = "%s's shape is M,N,K%s" % (op, "" if int8 else " with an optional fp8 format (%s; default: the "
+                                          "target's e4m3)" % ", ".join(FP8_FORMATS))
+        dims, rest = _dims(text, 3, what)
+        if int8:
+            if rest:
+                raise UsageError("--shape=%s: %s" % (text, what))
+            return dims + ("i8",)
+        if rest and rest[0] not in FP8_FORMATS:
+            raise UsageError("--shape=%s: %s" % (text, what))
+        return dims + ("fp8" + rest[0] if rest else _target_fp8(arch),)
 
     if op in ("linear", "linear_split_k", "fused_moe"):
         what = {"linear": "a linear's shape is M,N,K",
@@ -147,12 +168,25 @@ def parse_shape(op, text):
     return dims + (bool(rest),)
 
 
-def shapes_for(op, given, model_names, tokens):
+def _target_fp8(arch):
+    """scaled_mm's operands on `arch`: e4m3 in the format its matrix instruction reads."""
+    from hk.compiler.cli import UsageError
+    from hk.ops import mm8
+
+    name = mm8.native_fp8(arch) if arch else None
+    if name is None:
+        raise UsageError("scaled_mm is tuned where the target's matrix instruction reads fp8 (its LDS-staged "
+                         "kernel); %s has none: give --archs of those targets, or a format with --shape"
+                         % (arch or "no target",))
+    return name
+
+
+def shapes_for(op, given, model_names, tokens, arch=None):
     from hk.compiler.cli import UsageError
 
     from hk.ops import gemm
 
-    shapes = [parse_shape(op, s) for s in given]
+    shapes = [parse_shape(op, s, arch) for s in given]
     known = models()
     for name in model_names:
         if name not in known:
@@ -161,6 +195,9 @@ def shapes_for(op, given, model_names, tokens):
         counts = tokens(config) if callable(tokens) else tokens  # engine_tokens may need the model
         if op == "linear":
             shapes += [(m, n, k) for m in counts for n, k in linear_shapes(config)]
+        elif op in MM8_OPS:
+            dtype = "i8" if op == "int8_scaled_mm" else _target_fp8(arch)
+            shapes += [(m, n, k, dtype) for m in counts for n, k in linear_shapes(config)]
         elif op == "linear_split_k":
             decode = [m for m in counts if m <= gemm.DECODE_ROWS]
             if not decode:
@@ -241,7 +278,7 @@ def main(argv):
             if op == "linear_split_k" and not FLAGS["tokens"].present:
                 return [1]  # a decode's single row (its bucket is M 1-32)
             return tokens
-        return [(op, shapes_for(op, FLAGS.shape, FLAGS.model, tokens_of(op))) for op in FLAGS.ops]
+        return [(op, shapes_for(op, FLAGS.shape, FLAGS.model, tokens_of(op), arch)) for op in FLAGS.ops]
 
     plans = {arch: plan_for(arch) for arch in FLAGS.archs}
     if FLAGS.shard is not None:

@@ -46,10 +46,14 @@ see docs/performance.md).
 """
 
 import functools
+import os
 
 import torch
 
 import hk
+from hk import tuned
+from hk.autotune.space import space
+from hk.autotune.tunable import Tunable
 from hk.ops import gemm, registry
 from hk.target import facts
 
@@ -322,6 +326,82 @@ def mm8_fast_kernel(dtype, out, with_bias=False, a_type=None, b_type=None, block
     return hk.kernel(grid=grid, warps=waves, name=name, schedule=schedule)(mm8_fast)
 
 
+# Tuning -----------------------------------------------------------------------------------------
+# mm8_fast_kernel's schedule for the instruction's own operands (int8; e4m3 or e5m2 in the
+# target's format), per bucket of M by N and K as the 16-bit linear's (gemm.M_BUCKETS). A shape
+# is (M, N, K, the operands' hk type name). Block-scaled and converted kernels keep theirs.
+
+def mm8_space(target):
+    """The kernel's knobs (its 2 x 2 waves fixed, each a quarter of C's tile): C's tile, K's step
+    in bytes, steps per loop iteration; constrained as the 16-bit GEMM's."""
+    return space(
+        BM=[64, 128, 256], BN=[64, 128, 256], BK=[64, 128], UNROLL=[2, 4],
+        where=[
+            # two buffers of A's and B's tiles (a byte an element) in the LDS
+            lambda c: 2 * (c.BM + c.BN) * c.BK <= target.lds_bytes,
+            # a wave's quarter of C (int32 or fp32) in at most half of a lane's 256 VGPRs
+            lambda c: (c.BM // 2) * (c.BN // 2) // target.wave_size <= 128,
+        ])
+
+
+def _mm8_shape(shape, default):
+    m, n, k, *rest = shape
+    return int(m), int(n), int(k), rest[0] if rest else default
+
+
+def _mm8_arguments(shape, default):
+    m, n, k, dtype = _mm8_shape(shape, default)
+    t = getattr(torch, getattr(hk, dtype).torch_name)
+    meta = dict(device="meta")
+    return (torch.empty(m, k, dtype=t, **meta), torch.empty(n, k, dtype=t, **meta),
+            torch.empty(m, dtype=torch.float32, **meta), torch.empty(n, dtype=torch.float32, **meta),
+            torch.empty(m, n, dtype=torch.bfloat16, **meta), LINE, LINE)
+
+
+def _mm8_kernel(config, shape, default):
+    dtype = _mm8_shape(shape, default)[3]
+    # Called as the launches call it (one Kernel, one trace).
+    return mm8_fast_kernel(getattr(hk, dtype), hk.bf16, False), dict(config.items())
+
+
+def _mm8_default(arch):
+    constants = mm8_fast_kernel(hk.i8, hk.bf16, False)._constants({}, arch)
+    return {k: constants[k] for k in ("BM", "BN", "BK", "UNROLL")}
+
+
+def _mm8_tunable(name, default_type, what):
+    return Tunable(
+        name=name, space=mm8_space, knobs=frozenset(("BM", "BN", "BK", "KSTEP", "UNROLL")),
+        kernel=lambda config, shape: _mm8_kernel(config, shape, default_type),
+        arguments=lambda shape: _mm8_arguments(shape, default_type), default=_mm8_default,
+        bucket=lambda shape: gemm.linear_bucket(_mm8_shape(shape, default_type)),
+        describe=lambda shape: "%s M=%d N=%d K=%d (%s)" % (
+            _mm8_shape(shape, default_type)[3], *_mm8_shape(shape, default_type)[:3], what),
+        sources=(os.path.abspath(__file__), gemm.__file__))
+
+
+# int8_scaled_mm's W8A8 (per-token and per-channel scales), and scaled_mm's fp8 x fp8 of one
+# format the target's instruction reads (its shape names the format: fp8e4m3, fp8e4m3fnuz, ...).
+INT8_SCALED_MM = _mm8_tunable("int8_scaled_mm", "i8", "int8 W8A8")
+SCALED_MM = _mm8_tunable("scaled_mm", "fp8e4m3", "fp8 rowwise")
+
+
+def native_fp8(arch, fmt="e4m3"):
+    """The hk type name of `fmt` (e4m3 or e5m2) in the target's own fp8 format, which its matrix
+    instruction reads (as fp8_plan decides), or None where it reads none (gfx1100)."""
+    target = facts.target(arch)
+    if target.fp8_format is None or not any(s.a == "fp8" + fmt for s in target.mma_shapes):
+        return None
+    return "fp8%s%s" % (fmt, "fnuz" if target.fp8_format == "fnuz" else "")
+
+
+def _launch_tuned(tunable, kernel, operands, modes, m, n, k, dtype):
+    """kernel(*operands, *modes) with the tuned schedule of its bucket on the launch's target."""
+    arch = tuned.launch_arch()
+    tuned.launch(tunable, (m, n, k, dtype.name),
+                 lambda knobs: kernel(*operands, *modes, arch=arch, **(knobs or {})), arch)
+
+
 def _tname(t):
     return t.replace(" ", "_") if isinstance(t, str) else t.name
 
@@ -433,12 +513,13 @@ def launch_int8(a, b, scale_a, scale_b, bias, azp_adj, azp, out):
     if m == 0 or n == 0:
         return
     bt = _transposed(bt)
-    if azp_adj is None and not gemm.in_pieces(a2, bt):
-        kernel = mm8_fast_kernel(hk.i8, out_type, bias is not None)
-    else:
-        kernel = mm8_kernel(hk.i8, hk.i8, hk.i8, out_type, bias is not None,
-                            None if azp_adj is None else "adj" if azp is None else "token")
     operands = [a2, bt, sa, sb] + ([bias] if bias is not None else []) + extra + [c]
+    if azp_adj is None and not gemm.in_pieces(a2, bt):
+        _launch_tuned(INT8_SCALED_MM, mm8_fast_kernel(hk.i8, out_type, bias is not None), operands,
+                      (a_mode, b_mode), m, n, k, hk.i8)
+        return
+    kernel = mm8_kernel(hk.i8, hk.i8, hk.i8, out_type, bias is not None,
+                        None if azp_adj is None else "adj" if azp is None else "token")
     kernel(*operands, a_mode, b_mode)
 
 
@@ -540,6 +621,9 @@ def launch_fp8(a, b, scale_a, scale_b, bias, out):
         bt = bt.view(torch.int8) if isinstance(b_type, str) else bt
         kernel = mm8_kernel(a_type, b_type, compute, out_type, bias is not None, None, block)
     operands = [a2, bt, one if sa is None else sa, one if sb is None else sb] + ([bias] if bias is not None else [])
+    if staged and native and not blocks:
+        _launch_tuned(SCALED_MM, kernel, operands + [c], (a_mode, b_mode), m, n, k, compute)
+        return
     kernel(*operands, c, a_mode, b_mode)
 
 

@@ -46,6 +46,15 @@ class Op:
         """Its name in PREDICTED (and --ops): "<engine>.<op>" for an engine's own rules."""
         return "%s.%s" % (self.engine, self.name) if self.per_engine else self.name
 
+    @property
+    def described(self):
+        """The engine's kernel as the provenance names it."""
+        return self.kernel
+
+    def against(self, arch, tokens):
+        """What a rule's basis adds about the engine's launch at a bucket (None: its one kernel)."""
+        return None
+
     def shapes(self, limit=None):
         raise NotImplementedError
 
@@ -527,18 +536,55 @@ class SglangFp8BlockScaledMM(Fp8BlockScaledMM):
 
 
 class SglangDecodeAttention(PagedAttention):
-    """SGLang's Triton split-K decode (decode_attention_fwd_grouped, its triton backend's path
-    for a GQA model: _fwd_grouped_kernel_stage1 over (sequences, head tiles, MAX_SPLITS) with
-    the splits per sequence its get_num_kv_splits computes from the device's compute units, then
-    _fwd_kernel_stage2 merging them), bf16, page size 1 (its token-slot K and V pools [slots,
-    K/V heads, head size], one index per key), with the options its ROCm launches pass; against
-    the same hk decode kernel as PagedAttention's, `seqs` sequences of CONTEXT keys. SGLang's Lean
-    decode kernel (its choice under graph capture from 16 requests, or eagerly from 4K-token
-    contexts) is not this launch."""
+    """SGLang's Triton decode attention as `sglang serve` runs it on ROCm, bf16, page size 1 (its
+    token-slot K and V pools [slots, K/V heads, head size], one index per key), `seqs` sequences
+    of CONTEXT keys; against the same hk decode kernel as PagedAttention's. At each bucket the
+    kernel SGLang chooses there (runs_lean):
+
+    - its split-K decode (decode_attention_fwd_grouped, its triton backend's path for a GQA
+      model: _fwd_grouped_kernel_stage1 over (sequences, head tiles, MAX_SPLITS) with the splits
+      per sequence its get_num_kv_splits computes from the device's compute units, then
+      _fwd_kernel_stage2 merging them), with the options its ROCm launches pass;
+    - or its Lean decode (_lean_attention_decode_kernel: a persistent grid of one program per
+      compute unit, each a run of 128-key tiles across the rows of (sequence, K/V head), the
+      program that starts a row merging the partial results of the ones that continue it).
+
+    The Lean kernel's programs wait on the locks of the programs whose partial results they
+    merge; the emulator runs a few programs alone, so the locks are given as released: the
+    wait, which on the GPU overlaps the other programs' equal share of tiles, is not counted."""
 
     MAX_SPLITS = 16     # triton_attention_num_kv_splits as SGLang sets it on AMD
     MIN_BLOCK_KV = 32   # its _MIN_BLOCK_KV
     BLOCK_H = 16        # its _GROUPED_BLOCK_H
+
+    # When SGLang 0.5.23 runs the Lean kernel instead of split-K, for a GQA layer of head size
+    # at most 128 without logit cap, sinks or score mods, on ROCm: its TritonAttnBackend's
+    # forward_decode asks sglang.kernels.ops.attention.decode_attention's lean_capture_policy
+    # while a decode graph is captured (so a graph replays the kernel chosen for its batch), and
+    # lean_decode_seqlen_gate for an eager step. Both judge by the split-K kernel's head tiles,
+    # ceil(heads / min(16, group)) (_lean_head_tiles).
+    LEAN_CAPTURED = {"min_tiles": 4, "min_batch": 16}
+    # Eagerly: Lean when the average context is at least max(floor, base // max(1, batch // relax)),
+    # base and relax by the head tiles (the first row whose min_tiles they reach).
+    LEAN_EAGER = {"floor": 4096, "tiers": ({"min_tiles": 16, "base": 16384, "relax": 2},
+                                           {"min_tiles": 4, "base": 65536, "relax": 2},
+                                           {"min_tiles": 0, "base": 131072, "relax": 4})}
+    # The batch sizes SGLang captures decode graphs at up to its largest (cuda_graph_hook's
+    # generate_decode_cuda_graph_batch_sizes, no speculative decoding, padding on): a batch
+    # replays the graph of the smallest one it fits, the largest captured in any case.
+    CAPTURE_BS = ((1, 2, 4, 8, 12) + tuple(range(16, 257, 8)) + tuple(range(272, 512, 16)) +
+                  tuple(range(512, 4097, 32)))
+    # The Lean launch on ROCm (_decode_lean_attention_fwd, _lean_decode_launch_params): 16 query
+    # heads a row, 128-key tiles (_lean_decode_block_n up to head size 256), a grid of one
+    # program per compute unit (SGLANG_FORCE_LEAN_GRID_CU_MULT's default 1.0), spread over 8
+    # XCDs when the rows are one per K/V head and their count a multiple of 8, 4 warps, 2 stages.
+    LEAN_BLOCK_M, LEAN_BLOCK_N, LEAN_XCDS = 16, 128, 8
+    LEAN_WARPS, LEAN_STAGES = 4, 2
+
+    @property
+    def described(self):
+        return "%s (split-K) or _lean_attention_decode_kernel (Lean), the one `sglang serve` runs at the bucket" \
+            % self.kernel
 
     @classmethod
     def kv_splits(cls, lens, heads, kvh, cores):
@@ -556,26 +602,146 @@ class SglangDecodeAttention(PagedAttention):
         chunk_2 = -(-hi // min(-(-ext_cores // grid), cls.MAX_SPLITS))
         return [max(-(-n // chunk_1), -(-n // chunk_2)) for n in lens]
 
-    def predict(self, kernels, arch, count, shape):
-        import numpy as np
+    @classmethod
+    def head_tiles(cls, heads, group):
+        return -(-heads // min(cls.BLOCK_H, max(1, group)))
 
+    @classmethod
+    def lean_captured(cls, heads, group, batch):
+        """lean_capture_policy for a graph captured at `batch` requests."""
+        rule = cls.LEAN_CAPTURED
+        return batch > 0 and cls.head_tiles(heads, group) >= rule["min_tiles"] and batch >= rule["min_batch"]
+
+    @classmethod
+    def lean_eager(cls, heads, group, batch, keys):
+        """lean_decode_seqlen_gate for an eager step of `batch` requests of `keys` keys in all."""
+        if batch <= 0:
+            return False
+        tiles = cls.head_tiles(heads, group)
+        tier = next(t for t in cls.LEAN_EAGER["tiers"] if tiles >= t["min_tiles"])
+        threshold = max(cls.LEAN_EAGER["floor"], tier["base"] // max(1, batch // tier["relax"]))
+        return keys / batch >= threshold
+
+    @classmethod
+    def graph_batch(cls, seqs, decode_max):
+        """The batch of the decode graph a step of `seqs` requests replays (None: it runs
+        eagerly, above the largest graph)."""
+        if seqs > decode_max:
+            return None
+        return min([b for b in cls.CAPTURE_BS if seqs <= b <= decode_max] + [decode_max])
+
+    @staticmethod
+    def decode_max(arch):
+        """The largest batch SGLang's decode graphs capture on arch by default (models.json)."""
+        from hk.autotune import cli
+
+        return cli.engines()["sglang"]["decode_max"][arch]
+
+    def runs_lean(self, arch, seqs, shape):
+        """Whether `sglang serve` runs the Lean kernel for a decode step of `seqs` sequences of
+        CONTEXT keys on arch: a graph's captured choice up to its largest graph, the eager gate's
+        above."""
+        heads, kvh, d = shape
+        if d > 128:  # _lean_head_dim_ok
+            return False
+        batch = self.graph_batch(seqs, self.decode_max(arch))
+        if batch is not None:
+            return self.lean_captured(heads, heads // kvh, batch)
+        return self.lean_eager(heads, heads // kvh, seqs, seqs * self.CONTEXT)
+
+    def against(self, arch, seqs):
+        shape = self.shapes(1)[0]
+        batch = self.graph_batch(seqs, self.decode_max(arch))
+        kernel = "Lean" if self.runs_lean(arch, seqs, shape) else "split-K"
+        if batch is None:
+            return "SGLang's %s decode (an eager step: above its largest decode graph, %d)" % (
+                kernel, self.decode_max(arch))
+        return "SGLang's %s decode (its decode graph of %d request%s)" % (kernel, batch, "s" if batch > 1 else "")
+
+    @classmethod
+    def lean_launch(cls, cores, kvh, group):
+        """(programs, XCD remap, XCDs) of _lean_decode_launch_params on ROCm."""
+        remap = kvh % cls.LEAN_XCDS == 0 and -(-group // cls.LEAN_BLOCK_M) == 1
+        programs = max(1, cores)
+        if remap:
+            return max(programs // cls.LEAN_XCDS * cls.LEAN_XCDS, cls.LEAN_XCDS), True, cls.LEAN_XCDS
+        return programs, False, 1
+
+    def predict(self, kernels, arch, count, shape):
+        mine = self.hk_seconds(arch, count, shape)
+        engine = self.lean_seconds if self.runs_lean(arch, count, shape) else self.split_k_seconds
+        return mine, engine(kernels, arch, count, shape)
+
+    @staticmethod
+    def _cores(arch):
+        # get_device_core_count and _lean_num_cus: the device's compute units as ROCm counts
+        # them (multi_processor_count; RDNA: its WGPs).
         from hk.perf import device as devices
 
+        return devices.get(None, arch=arch).units
+
+    def _pools(self, count, shape):
+        """(key lengths, kv_indptr, kv_indices, the K/V pool) of a bucket, page size 1."""
+        import numpy as np
+
         heads, kvh, d = shape
-        mine = self.hk_seconds(arch, count, shape)
         _, klens = self.batch(count)
-        seqs, splits = len(klens), self.MAX_SPLITS
         indptr = np.concatenate([[0], np.cumsum(klens)]).astype(np.int32)
-        # get_device_core_count: the device's compute units as ROCm counts them (RDNA: its WGPs).
-        nsplits = np.array(self.kv_splits(klens, heads, kvh, devices.get(None, arch=arch).units), np.int32)
+        cache = ek.Ptr("bfloat16", int(indptr[-1]) * kvh * d * 2)
+        return klens, indptr, np.arange(indptr[-1], dtype=np.int32), cache
+
+    def lean_launch_of(self, arch, count, shape):
+        """(grid, constexprs) of SGLang's Lean launch at a bucket."""
+        heads, kvh, d = shape
+        group = heads // kvh
+        programs, remap, xcds = self.lean_launch(self._cores(arch), kvh, group)
+        head_blocks = -(-group // self.LEAN_BLOCK_M)
+        rows = kvh * head_blocks
+        width = 1 << (d - 1).bit_length()
+        consts = dict(kv_group_num=group, NUM_HEAD_BLOCKS=head_blocks, ROWS_PER_XCD=rows // xcds,
+                      BLOCK_DMODEL=width, BLOCK_DPE=0, BLOCK_DV=width, BLOCK_M=self.LEAN_BLOCK_M,
+                      BLOCK_N=self.LEAN_BLOCK_N, PAGE_SIZE=1, XCD_REMAP=remap, NUM_XCDS=xcds, batch_size=count,
+                      total_programs=programs, num_query_heads=heads, num_rows=rows,
+                      xcd_programs=programs // xcds, max_output_tile_cnt=-(-heads * count // programs) + 4,
+                      Lk=d, Lv=d)
+        return (programs,), consts
+
+    def lean_seconds(self, kernels, arch, count, shape):
+        """SGLang's Lean decode kernel at a bucket."""
+        import numpy as np
+
+        heads, kvh, d = shape
+        klens, indptr, indices, cache = self._pools(count, shape)
+        grid, consts = self.lean_launch_of(arch, count, shape)
+        programs, m, dv = grid[0], self.LEAN_BLOCK_M, consts["BLOCK_DV"]
+        tiles = np.cumsum([-(-n // self.LEAN_BLOCK_N) for n in klens]).astype(np.int32)
         P = ek.Ptr
-        cache = P("bfloat16", int(indptr[-1]) * kvh * d * 2)
+        args = dict(Q=P("bfloat16", count * heads * d * 2), K_Buffer=cache, V_Buffer=cache,
+                    Mp=P("float32", programs * m * 4), Lp=P("float32", programs * m * 4),
+                    Op=P("float32", programs * m * dv * 4), O=P("bfloat16", count * heads * d * 2),
+                    batch_num_block_n=P("int32", array=tiles),
+                    locks=P("int32", array=np.ones(programs, np.int32)),  # released (the class's note)
+                    kv_indptr=P("int32", array=indptr), kv_indices=P("int32", array=indices), sm_scale=d ** -0.5,
+                    v_scale=1.0, stride_qbs=heads * d, stride_qh=d, stride_buf_kbs=kvh * d, stride_buf_kh=d,
+                    stride_buf_kpage=kvh * d, stride_buf_ktok=kvh * d, stride_buf_vbs=kvh * d, stride_buf_vh=d,
+                    stride_buf_vpage=kvh * d, stride_buf_vtok=kvh * d, stride_obs=heads * d, stride_oh=d)
+        return _engine_seconds(kernels["_lean_attention_decode_kernel"], arch, args, consts, grid, self.LEAN_WARPS,
+                               self.LEAN_STAGES)
+
+    def split_k_seconds(self, kernels, arch, count, shape):
+        """SGLang's split-K decode (both launches) at a bucket."""
+        import numpy as np
+
+        heads, kvh, d = shape
+        klens, indptr, indices, cache = self._pools(count, shape)
+        seqs, splits = len(klens), self.MAX_SPLITS
+        nsplits = np.array(self.kv_splits(klens, heads, kvh, self._cores(arch)), np.int32)
+        P = ek.Ptr
         logits = P("float32", seqs * heads * splits * d * 4)
         lse = P("float32", seqs * heads * splits * 4)
         rotate = seqs % 2 == 0  # its _rotate_batch on ROCm (an even batch)
         args = dict(Q=P("bfloat16", seqs * heads * d * 2), K_Buffer=cache, V_Buffer=cache, sm_scale_withk=d ** -0.5,
-                    kv_indptr=P("int32", array=indptr),
-                    kv_indices=P("int32", array=np.arange(indptr[-1], dtype=np.int32)),
+                    kv_indptr=P("int32", array=indptr), kv_indices=P("int32", array=indices),
                     Att_Out=logits, Att_Lse=lse, num_kv_splits=P("int32", array=nsplits), stride_qbs=heads * d,
                     stride_qh=d, stride_buf_kbs=kvh * d, stride_buf_kh=d, stride_buf_vbs=kvh * d, stride_buf_vh=d,
                     stride_buf_kpage=kvh * d, stride_buf_ktok=kvh * d, stride_buf_vpage=kvh * d,
@@ -586,7 +752,7 @@ class SglangDecodeAttention(PagedAttention):
                       BLOCK_N=32, BLOCK_H=self.BLOCK_H, MIN_BLOCK_KV=self.MIN_BLOCK_KV, logit_cap=0.0,
                       xai_temperature_len=-1, Lk=d, Lv=d, HAS_MLA=False, USE_PDL=False, IS_GFX1250=False, PAGE_SIZE=1,
                       SCORE_MOD=None, USE_FORCED=False, ROTATE_BATCH=rotate)
-        tiles = -(-heads // min(self.BLOCK_H, heads // kvh))
+        tiles = self.head_tiles(heads, heads // kvh)
         theirs = _engine_seconds(kernels["_fwd_grouped_kernel_stage1"], arch, args, consts, (seqs, tiles, splits), 4,
                                  1, dict(_SGLANG_HIP, waves_per_eu=1))
         args = dict(Mid_O=logits, Mid_O_1=lse, O=P("bfloat16", seqs * heads * d * 2), v_scale=1.0,
@@ -597,7 +763,7 @@ class SglangDecodeAttention(PagedAttention):
                       USE_PDL=False, FORCED_KV_SPLITS=0)
         theirs += _engine_seconds(kernels["_fwd_kernel_stage2"], arch, args, consts, (seqs, heads), 4, 2,
                                   dict(_SGLANG_HIP, waves_per_eu=4))
-        return mine, theirs
+        return theirs
 
 
 class SglangExtendAttention(PagedAttention):

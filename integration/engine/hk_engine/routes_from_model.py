@@ -5,7 +5,8 @@ predictions of hk's kernel and of the engine's own Triton kernel for the same ca
 
 For each target and each op whose engine kernel is Triton (vLLM 0.33's AWQ GEMM, W8A8 int8
 GEMM, 128 x 128 block-scaled fp8 GEMM, fused MoE GEMMs and unified paged attention; SGLang
-0.5.23's fused MoE GEMMs, 128 x 128 block-scaled fp8 GEMM, split-K decode and extend attention;
+0.5.23's fused MoE GEMMs, 128 x 128 block-scaled fp8 GEMM, decode attention (split-K or Lean,
+whichever `sglang serve` runs at the bucket) and extend attention;
 each read from its engine's pinned environment and compiled ahead of time for the target:
 predicted_ops), at a set of token buckets over a model's shapes
 (hk/autotune/models.json), both launches are predicted and the op's rule for the bucket routes
@@ -94,7 +95,7 @@ PREDICTED = {op.key: op for op in [
                            (1, 32, 128, 2048), ("bfloat16", "float16"), per_engine=True),
     SglangDecodeAttention("attention_decode", "sglang", _SGL_ATTENTION + "decode_attention",
                           "_fwd_grouped_kernel_stage1", "qwen3-8b", (1, 4, 16, 64, 256), ("bfloat16",), fact="seqs",
-                          kernels=("_fwd_kernel_stage2",), per_engine=True),
+                          kernels=("_fwd_kernel_stage2", "_lean_attention_decode_kernel"), per_engine=True),
     SglangExtendAttention("attention_prefill", "sglang", _SGL_ATTENTION + "extend_attention", "_fwd_kernel",
                           "qwen3-8b", (128, 512, 2048), ("bfloat16",), fact="tokens", per_engine=True),
 ]}
@@ -230,6 +231,8 @@ def predicted_rules(op, tokens, outcomes, margin, previous, arch=None):
     rules = []
     for (lo, hi), t, outcome in zip(ranges(tokens, op.upper), tokens, outcomes):
         when = {"dtype": list(op.dtypes), op.fact: [lo, hi]}
+        # The engine's kernel at the bucket, where it runs more than one (Op.against).
+        launch = op.against(arch, t) if arch and hasattr(op, "against") else None
         known = measured(arch, op.key, lo, hi)
         if known and isinstance(outcome, str):
             rules.append({"when": when, "route": known[0], "basis": "%s; not predicted (%s)" % (known[1], outcome)})
@@ -243,12 +246,14 @@ def predicted_rules(op, tokens, outcomes, margin, previous, arch=None):
         if isinstance(outcome, str):
             route = previous.route(op.name, op.engine if op.per_engine else None,
                                    **{"dtype": op.dtypes[0], op.fact: t}) if previous else routing.ENGINE
-            rules.append({"when": when, "route": route, "basis": "not predicted (%s); the previous table's route"
-                          % outcome})
+            rules.append({"when": when, "route": route, "basis": "not predicted (%s)%s; the previous table's route"
+                          % (outcome, " against " + launch if launch else "")})
             continue
         mine, theirs = outcome
         route, ratio = decide(mine, theirs, margin)
         basis = "predicted at %s %d" % (op.fact, t)
+        if launch:
+            basis = "%s against %s" % (basis, launch)
         against = measured_engine_within(arch, op.key, lo, hi) if route == routing.HK else None
         if against:  # a measurement finds the engine faster in part of the bucket: it stays there
             route, basis = routing.ENGINE, "%s, but %s, within this bucket" % (basis, against)
@@ -429,15 +434,13 @@ def build_tables(archs, ops, roots, margin="stated", tokens=None, shapes=None, j
                 "packages": versions,
                 "predicted": _in_order({**{key: line for key, (_, line) in kept[arch].items() if line},
                                         **{op.key: "%s %s's %s on %s's shapes" % (
-                                            op.engine, versions[op.engine], op.kernel, op.model) for op in ops}},
+                                            op.engine, versions[op.engine], op.described, op.model)
+                                           for op in ops}},
                                        list(PREDICTED)),
                 "rule": "a predicted rule routes to hk when the engine's predicted time is at least (1 + margin) "
                         "times hk's (ratio = engine / hk), unless a published measurement of the same kernels "
                         "on the target's GPU covers it (its basis starts with 'measured'); every other rule "
                         "names its basis",
-                "not predicted": "SGLang's Lean decode kernel (its choice under graph capture from 16 requests, "
-                                 "or eagerly from 4K-token contexts): SGLang's attention_decode rules compare hk "
-                                 "with its split-K decode",
                 "command": "bazel run //integration/engine:hk-routes -- --jobs=2 --out=<tables directory>",
             },
             "ops": _in_order(table_ops),

@@ -452,3 +452,199 @@ def test_sglangs_decode_splits_as_its_backend_computes_them():
     assert split([1024] * 64, 32, 8, 304) == [3] * 64
     assert split([1024] * 16, 32, 8, 48) == [2] * 16
     assert split([1024, 64], 32, 8, 304) == [16, 1]  # uneven: the short one in fewer
+
+
+# SGLang's own choice and launch of its decode kernels, computed by its package in its own
+# environment (it imports on a CPU): its gates, the batch sizes its decode graphs capture, and
+# the Lean launch its wrapper makes (the kernel's launch recorded instead of run), as JSON.
+_SGLANG_LEAN = r"""
+import json, sys, types
+import torch
+import sglang.kernels.ops.attention.decode_attention as d
+from sglang.srt.arg_groups import cuda_graph_hook
+
+cases = json.loads(sys.argv[1])
+d._is_hip = True  # its ROCm build
+out = {"gates": [], "capture": {}, "launches": []}
+for heads, group, batch, keys in cases["gates"]:
+    out["gates"].append([d._lean_head_tiles(heads, group), d.lean_capture_policy(heads, group, batch),
+                         d.lean_decode_seqlen_gate(heads, group, batch, keys)])
+serve = types.SimpleNamespace(disable_cuda_graph_padding=False, speculative_algorithm=None)
+for top in cases["capture"]:
+    out["capture"][str(top)] = cuda_graph_hook.generate_decode_cuda_graph_batch_sizes(serve, top)
+
+
+class Launch:
+    def __getitem__(self, grid):
+        def record(*args, **kwargs):
+            tiles = args[7].tolist()
+            scalars = [a for a in args if isinstance(a, (int, float))]
+            out["launches"][-1].update(grid=list(grid), kwargs=kwargs, scalars=scalars, tiles=tiles)
+        return record
+
+
+d._lean_attention_decode_kernel = Launch()
+for cores, heads, kvh, dim, seqs, context in cases["launches"]:
+    d._NUM_CU = cores
+    programs, remap, xcds = d._lean_decode_launch_params(kvh, heads // kvh)
+    out["launches"].append({"params": [programs, remap, xcds]})
+    q = torch.empty(seqs, heads, dim, dtype=torch.bfloat16)
+    kv = torch.empty(seqs * context, kvh, dim, dtype=torch.bfloat16)
+    indptr = torch.arange(seqs + 1, dtype=torch.int32) * context
+    part = lambda *shape: torch.empty(programs, d._LEAN_BLOCK_M, *shape, dtype=torch.float32)
+    d._decode_lean_attention_fwd(q, kv, kv, torch.empty_like(q), indptr, torch.arange(seqs * context),
+                                 programs, dim ** -0.5, 1.0, remap, xcds, part(), part(), part(dim),
+                                 torch.zeros(programs, dtype=torch.int32), page_size=1)
+print(json.dumps(out))
+"""
+
+
+def _sglang_computes(cases, tmp):
+    import subprocess
+
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", HOME=str(tmp))
+    out = subprocess.run([rfm._runfile("sglang_env/python"), "-c", _SGLANG_LEAN, json.dumps(cases)], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, cwd=str(tmp))
+    assert out.returncode == 0, out.stderr[-2000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _units(arch):
+    from hk.perf import device as devices
+
+    return devices.get(None, arch=arch).units
+
+
+# Qwen3-8B's heads (the op's model), MI300X-like and RDNA-like unit counts, a long and a short context.
+_GATES = [(32, 4, b, b * n) for b in (1, 4, 8, 12, 13, 16, 64, 256) for n in (1024, 4096, 16384, 65536)] + \
+    [(8, 8, 16, 16 * 200000), (8, 8, 64, 64 * 100000), (64, 1, 2, 2 * 16384), (64, 1, 1, 8000), (0, 4, 0, 0)]
+
+
+@pytest.fixture(scope="module")
+def sglang_lean(tmp_path_factory):
+    heads, kvh, d = rfm.PREDICTED["sglang.attention_decode"].shapes(1)[0]
+    launches = [(_units(a), heads, kvh, d, s, n) for a in rfm.ARCHS for s, n in ((16, 1024), (3, 4100))]
+    launches.append((_units("gfx942"), 28, 4, 128, 2, 300))  # no XCD remap (4 K/V heads)
+    tops = sorted({po.SglangDecodeAttention.decode_max(a) for a in rfm.ARCHS})
+    cases = {"gates": _GATES, "capture": tops, "launches": launches}
+    return cases, _sglang_computes(cases, tmp_path_factory.mktemp("sglang"))
+
+
+def test_sglangs_lean_gates_are_its_own(sglang_lean):
+    # The Lean choice's data (LEAN_CAPTURED, LEAN_EAGER, CAPTURE_BS) gives what SGLang's own
+    # lean_capture_policy, lean_decode_seqlen_gate and graph batch sizes give.
+    cases, theirs = sglang_lean
+    op = po.SglangDecodeAttention
+    for (heads, group, batch, keys), (tiles, captured, eager) in zip(cases["gates"], theirs["gates"]):
+        if heads:
+            assert op.head_tiles(heads, group) == tiles
+        assert op.lean_captured(heads, group, batch) == captured, (heads, group, batch)
+        assert op.lean_eager(heads, group, batch, keys) == eager, (heads, group, batch, keys)
+    assert any(e for *_, e in theirs["gates"]) and not all(e for *_, e in theirs["gates"])
+    for top, sizes in theirs["capture"].items():
+        top = int(top)
+        for seqs in range(1, top + 2):
+            fits = [b for b in sizes if b >= seqs]
+            assert op.graph_batch(seqs, top) == (min(fits) if fits else None), (seqs, top)
+
+
+def test_each_bucket_predicts_the_decode_kernel_sglang_serve_runs(sglang_lean):
+    # Up to its largest decode graph (models.json's decode_max) a step replays the graph of its
+    # padded batch, whose kernel lean_capture_policy chose at capture; above, the eager gate
+    # chooses by the real context (1024 keys: never Lean, below its 4K floor).
+    cases, theirs = sglang_lean
+    op = rfm.PREDICTED["sglang.attention_decode"]
+    heads, kvh, d = shape = op.shapes(1)[0]
+    gate = {tuple(c): t for c, t in zip(map(tuple, cases["gates"]), theirs["gates"])}
+    chosen = {}
+    for arch in rfm.ARCHS:
+        top = po.SglangDecodeAttention.decode_max(arch)
+        sizes = theirs["capture"][str(top)]
+        for seqs in op.tokens:
+            fits = [b for b in sizes if b >= seqs]
+            if fits:
+                want = gate[(heads, heads // kvh, min(fits), min(fits) * op.CONTEXT)][1]
+            else:
+                want = gate[(heads, heads // kvh, seqs, seqs * op.CONTEXT)][2]
+            chosen[arch, seqs] = op.runs_lean(arch, seqs, shape)
+            assert chosen[arch, seqs] == want, (arch, seqs)
+            assert op.against(arch, seqs).startswith("SGLang's %s decode" % ("Lean" if want else "split-K"))
+    # Both kernels are predicted somewhere: the CDNA targets capture graphs up to 512 requests.
+    assert chosen["gfx942", 16] and chosen["gfx942", 256] and not chosen["gfx942", 4]
+    assert not any(chosen["gfx1201", s] for s in op.tokens)
+    # A bucket the emulator cannot run says which of SGLang's kernels it is not predicted against.
+    rule, = rfm.predicted_rules(op, [16], ["the emulator does not implement v_x"], 0.05, None, "gfx942")
+    assert rule["basis"] == "not predicted (the emulator does not implement v_x) against SGLang's Lean decode (its " \
+                            "decode graph of 16 requests); the previous table's route" and rule["route"] == "engine"
+
+
+@pytest.mark.parametrize("arch", rfm.ARCHS)
+def test_sglangs_lean_kernel_is_lifted_and_compiled_at_its_launch(arch, sglang_lean, sglang_root, tmp_path,
+                                                                  monkeypatch):
+    # _lean_attention_decode_kernel lifted from the pinned package and compiled for the target at
+    # the grid, constants, warps and stages SGLang's own wrapper launches it with, from the
+    # target's compute units, at two batches and contexts.
+    import copy
+
+    from hk import perf
+
+    cases, theirs = sglang_lean
+    base = rfm.PREDICTED["sglang.attention_decode"]
+    ek.triton_cache(str(tmp_path))
+    kernels = rfm.load_kernels([base], {"sglang": sglang_root}, str(tmp_path))[base.key]
+    assert "from sglang" not in open(str(tmp_path / "sglang_attention_decode.py")).read()
+    seen, real = [], po._engine_seconds
+
+    def engine_seconds(fn, a, args, consts, grid, warps, stages=2, options=None):
+        seen.append((grid, warps, stages, options, consts, args))
+        return real(fn, a, args, consts, grid, warps, stages, options)
+
+    launches, checked = [], 0
+    monkeypatch.setattr(po, "_engine_seconds", engine_seconds)
+    monkeypatch.setattr(perf, "predict_code_object", lambda co, name, grid, block, values, arch, shared_mem:
+                        launches.append((name, grid, block, len(co))) or type("P", (), {"seconds": 1e-6})())
+    for (cores, heads, kvh, d, seqs, context), want in zip(cases["launches"], theirs["launches"]):
+        if cores != _units(arch) or heads != base.shapes(1)[0][0]:
+            continue
+        op = copy.copy(base)
+        op.CONTEXT = context
+        seen.clear(), launches.clear()
+        assert op.lean_seconds(kernels, arch, seqs, (heads, kvh, d)) == 1e-6
+        (grid, warps, stages, options, consts, args), = seen
+        kw = want["kwargs"]
+        assert list(grid) == want["grid"] == [want["params"][0]]
+        assert (warps, stages, options) == (kw.pop("num_warps"), kw.pop("num_stages"), None)
+        assert consts == kw
+        scalars = [v for v in args.values() if not isinstance(v, ek.Ptr) and v is not None]
+        assert scalars == pytest.approx(want["scalars"])
+        assert args["batch_num_block_n"].array.tolist() == want["tiles"]
+        (name, g, block, size), = launches
+        assert name.startswith("_lean_attention_decode_kernel") and size > 0
+        assert (g, block) == (grid, (warps * ek.WAVE[arch],))
+        checked += 1
+    assert checked >= 2
+
+
+def test_a_lean_launch_without_the_xcd_remap(sglang_lean):
+    # 4 K/V heads (rows not a multiple of 8): one program per unit, no remap, as SGLang computes.
+    cases, theirs = sglang_lean
+    (cores, heads, kvh, d, seqs, context), want = cases["launches"][-1], theirs["launches"][-1]
+    assert list(po.SglangDecodeAttention.lean_launch(cores, kvh, heads // kvh)) == want["params"]
+    assert not want["params"][1] and want["params"][0] == cores
+
+
+def test_sglangs_lean_decode_is_predicted_end_to_end(vllm_root, sglang_root, tmp_path):
+    # gfx942 at 16 sequences: a decode graph SGLang captures with its Lean kernel, predicted
+    # beside hk's paged decode into SGLang's own rule, which says which kernel it compares.
+    op = rfm.PREDICTED["sglang.attention_decode"]
+    tables = rfm.build_tables(["gfx942"], [op], {"vllm": vllm_root, "sglang": sglang_root}, tokens=[16],
+                              directory=str(tmp_path))
+    data = tables["gfx942"]
+    assert "not predicted" not in data["provenance"]
+    assert "_lean_attention_decode_kernel (Lean)" in data["provenance"]["predicted"]["sglang.attention_decode"]
+    rule, = data["engines"]["sglang"]["attention_decode"]
+    assert rule["basis"] == "predicted at seqs 16 against SGLang's Lean decode (its decode graph of 16 requests)", \
+        rule
+    assert rule["engine_us"] > 0
+    assert rule["hk_us"] == pytest.approx(op.hk_seconds("gfx942", 16, op.shapes(1)[0]) * 1e6, rel=1e-3)
+    assert rule["route"] == rfm.decide(rule["hk_us"], rule["engine_us"], rfm.margin_for("gfx942", "stated"))[0]
