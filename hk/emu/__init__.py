@@ -23,8 +23,9 @@ launch(code_object, kernel_name, grid, block, args, arch=None, hazards=True,
                 Zeros(nbytes) for a zero-filled buffer that is neither copied in nor back
   arch          when given, the code object must be for this architecture
   hazards       model the wait counters of the target: using a register whose load is still
-                outstanding, reaching a barrier with LDS stores outstanding, or touching LDS
-                bytes a global->LDS copy (of any wave) still writes raises HazardError; so does
+                outstanding, or touching LDS bytes a global->LDS copy (of any wave) still
+                writes raises HazardError (LDS operations outstanding at a barrier precede, in
+                the LDS's one order, every LDS access issued after it); so does
                 an LDS race between the waves of a workgroup (a read of bytes another wave wrote,
                 or a write of bytes another wave read or wrote, with no barrier between them;
                 atomics of different waves, and stores of the same bytes, do not race)
@@ -39,10 +40,11 @@ another; the waves of a workgroup interleave and meet at barriers. The hidden ar
 object v5/v6 (block counts, group sizes, remainders, grid dims, ...) are filled in, and waves
 start with the SGPRs, EXEC and work-item ids the hardware gives them.
 
-What is modelled: SALU, SMEM, VALU (VOP1/2/3/3P, VOPD, DPP, SDWA, true16 and packed 16-bit,
+What is modelled: SALU (with gfx12's scalar f32/f16 arithmetic, compares and conversions), SMEM, VALU (VOP1/2/3/3P, VOPD, DPP, SDWA, true16 and packed 16-bit,
 integer clamp (saturation), f16/bf16/fp8 conversions, transcendentals within the hardware's
 error), global/flat/scratch/buffer memory up to 128 bits, LDS incl. b128 and the cross-lane ops,
-WMMA (gfx11, gfx12) and single-block MFMA (gfx942, gfx950) with AGPRs, barriers, the wait
+WMMA (gfx11, gfx12) and single-block MFMA (gfx942, gfx950) with AGPRs, gfx950's f8f6f4 MFMAs
+with every operand format cbsz/blgp select (fp8, bf8, fp6, bf6, fp4), barriers, the wait
 counters of each family.
 
 The f32 denormal mode of the kernel descriptor (flush inputs and/or outputs) is honoured by the
@@ -50,7 +52,8 @@ f32 arithmetic.
 
 What is not: the rest of the MODE register (f16/f64 denormals are always kept, rounding is
 always to nearest even, s_setreg/s_denorm_mode changes are ignored), synchronisation between workgroups (they run one after another), hostcall/printf,
-image and sample instructions, multi-block and scaled MFMA and the cbsz/abid/blgp broadcasts,
+image and sample instructions, multi-block and scaled MFMA and the cbsz/abid/blgp broadcasts
+(outside the f8f6f4 MFMAs, where cbsz/blgp are formats),
 dynamic VGPR indexing (v_movrel*, s_set_gpr_idx), the 4-, 6- and 8-bit transposing LDS loads of
 gfx950 (the 16-bit ds_read_b64_tr_b16 is modelled). An instruction the core lacks, whose operands
 it cannot read, or that llvm-objdump cannot decode raises EmuError naming it and its address when

@@ -121,6 +121,7 @@ class Decoded:
         self.dst, self.src = [], []
         self.note = ""
         self.opsel_len = 0                       # entries of the printed op_sel list
+        self.matrix_mods = {}                    # cbsz, abid, blgp of an MFMA
 
     def row(self):
         r = [0] * len(FIELDS)
@@ -209,8 +210,7 @@ def _apply_modifier(d, tok, family):
             f["flags"] |= F_SDWA
             f["sdwa_%s" % key] = SDWA_SEL[val]
         elif key in ("cbsz", "abid", "blgp"):
-            if ops.parse_int(val):
-                f["aux3"] = (f["aux3"] if f["aux3"] >= 0 else 0) | 1 << 12
+            d.matrix_mods[key] = ops.parse_int(val)
         elif key == "bitop3":
             f["aux0"] = ops.parse_int(val)
         elif key == "th":
@@ -315,11 +315,19 @@ def decode_one(pc, size, mnemonic, rest, family, is_gfx9):
         parsed = parsed[:-1]
     if name.startswith("buffer_") and d.f["flags"] & F_LDS and "_load_" in name:
         name = name.replace("buffer_load_", "buffer_load_lds_")
-    shape = names.matrix_shape(name)
+    mm = d.matrix_mods
+    f8f6f4 = name.endswith("_f8f6f4")
+    shape = names.matrix_shape(name, mm.get("cbsz", 0), mm.get("blgp", 0)) if f8f6f4 else names.matrix_shape(name)
+    if f8f6f4 and not shape:
+        raise OperandError("cbsz:%d blgp:%d name no f8f6f4 operand formats (0-4: %s)"
+                           % (mm.get("cbsz", 0), mm.get("blgp", 0), ", ".join(names.F8F6F4)))
     if shape:
         M, N, K, blocks, a, b, c = shape
+        # cbsz/abid broadcast A and blgp swizzles B, except that an f8f6f4 MFMA's cbsz and blgp
+        # choose the formats instead.
+        unsupported = mm.get("abid", 0) or (not f8f6f4 and (mm.get("cbsz", 0) or mm.get("blgp", 0)))
         d.f["aux0"], d.f["aux1"], d.f["aux2"] = M, N, K | blocks << 16
-        d.f["aux3"] = a | b << 4 | c << 8 | (d.f["aux3"] if d.f["aux3"] > 0 else 0)
+        d.f["aux3"] = a | b << 5 | c << 10 | (1 << 15 if unsupported else 0)
         name = "v_mfma" if name.startswith("v_mfma") else "v_wmma"
     nd = _ndst(name, len(parsed), family, d.f["flags"])
     d.dst, d.src = parsed[:nd], parsed[nd:]

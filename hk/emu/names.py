@@ -94,17 +94,24 @@ def canonical(name):
 
 # ---- matrix instructions ----
 ELEM = {"f32": 0, "f16": 1, "bf16": 2, "i8": 3, "u8": 4, "fp8": 5, "bf8": 6, "i4": 7, "u4": 8,
-        "iu8": 9, "iu4": 10, "xf32": 11, "f64": 12, "i32": 13}
+        "iu8": 9, "iu4": 10, "xf32": 11, "f64": 12, "i32": 13, "fp6": 14, "bf6": 15, "fp4": 16}
+# gfx950's f8f6f4 MFMAs take each operand's format from a modifier (cbsz for A, blgp for B).
+F8F6F4 = ("fp8", "bf8", "fp6", "bf6", "fp4")
 
 
-def matrix_shape(name):
-    """(M, N, K, blocks, a, b, c) for a v_mfma_*/v_wmma_* mnemonic, or None."""
+def matrix_shape(name, cbsz=0, blgp=0):
+    """(M, N, K, blocks, a, b, c) for a v_mfma_*/v_wmma_* mnemonic (an f8f6f4 one's operand formats
+    from its cbsz and blgp), or None."""
     m = re.match(r"^v_(mfma|wmma)_(f32|i32|f64|f16|bf16)_(\d+)x(\d+)x(\d+)(?:_(\d+)b)?_?(.*)$", name)
     if not m:
         return None
     _, out, M, N, K, blocks, ins = m.groups()
     ins = ins.replace("_1k", "").replace("_w32", "").replace("_w64", "")
     parts = ins.split("_") if ins else []
+    if parts == ["f8f6f4"]:
+        if cbsz >= len(F8F6F4) or blgp >= len(F8F6F4):
+            return None
+        parts = [F8F6F4[cbsz], F8F6F4[blgp]]
     if len(parts) == 1:
         a = b = parts[0]
     elif len(parts) == 2:

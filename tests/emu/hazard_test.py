@@ -1,7 +1,10 @@
 """The hazard detector: each hazard class, written in assembly with a wait deliberately left out,
 must raise HazardError naming the kernel, the instruction's address and the register; the same
 kernel with its wait must pass. The randomised legal order must expose what a fixed order hides
-(SMEM returning out of order, a store racing a barrier) and never fault correct code."""
+(SMEM returning out of order, a store racing a barrier) and never fault correct code. An LDS store
+still outstanding at a barrier is no hazard: the LDS performs all waves' operations in one order,
+so it precedes every LDS access issued after the barrier (LLVM waits on lgkmcnt before a barrier
+only to order global memory too)."""
 
 import re
 
@@ -69,6 +72,39 @@ KERNELS = {
 """, [10], {"lds": 256}),
 }
 
+# Two waves of 32 on gfx1100: thread t stores at LDS 4 t (stage 0) and 256 + 4 t (stage 1), so
+# each wave's bytes are its own 128; v2 addresses the other wave's. Triton's loops on gfx11 do
+# this: store a tile, barrier (no wait on lgkmcnt before it), read the other waves' parts.
+STORE_READ_OTHER = """
+  v_add_nc_u32 v1, 1, v0
+  ds_store_b32 v100, v1
+  s_barrier
+  v_xor_b32 v2, 0x80, v100
+  ds_load_b32 v10, v2
+  s_waitcnt lgkmcnt(0)
+"""
+# A pipelined loop's order: stage 1's store is in flight across a barrier while the waves read
+# stage 0 and the writer its own stage-1 bytes; the other wave reads stage 1 after a barrier.
+STORE_NEXT_STAGE = """
+  v_add_nc_u32 v1, 1, v0
+  ds_store_b32 v100, v1
+  s_waitcnt lgkmcnt(0)
+  s_barrier
+  v_add_nc_u32 v3, 100, v0
+  ds_store_b32 v100, v3 offset:256
+  s_barrier
+  v_xor_b32 v2, 0x80, v100
+  ds_load_b32 v10, v2
+  ds_load_b32 v13, v100 offset:256
+  s_waitcnt lgkmcnt(0)
+  s_barrier
+  ds_load_b32 v11, v2 offset:256
+  s_waitcnt lgkmcnt(0)
+  v_lshlrev_b32 v11, 8, v11
+  v_lshlrev_b32 v13, 16, v13
+  v_or3_b32 v12, v10, v11, v13
+"""
+
 RACE = """
   v_cmp_gt_u32 vcc_lo, 32, v0
   s_and_saveexec_b32 s20, vcc_lo
@@ -94,6 +130,10 @@ class HazardTest(emutest.EmuTest):
         kernels = dict(KERNELS)
         kernels["race"] = (RACE % "", [10], {"block": 64})
         kernels["race_waited"] = (RACE % "  s_waitcnt_vscnt null, 0x0", [10], {"block": 64})
+        kernels["store_read_other"] = (STORE_READ_OTHER, [10], {"lds": 512, "block": 64})
+        kernels["store_read_other_unordered"] = (STORE_READ_OTHER.replace("  s_barrier\n", ""), [10],
+                                                 {"lds": 512, "block": 64})
+        kernels["store_next_stage"] = (STORE_NEXT_STAGE, [12], {"lds": 512, "block": 64})
         cls.co = asm.assemble("gfx1100", kernels)
 
     def launch(self, name, block=32, **kw):
@@ -125,8 +165,26 @@ class HazardTest(emutest.EmuTest):
     def test_sgpr_read_before_lgkmcnt(self):
         self.assertHazard("missing_lgkm_smem", "s10", "lgkmcnt", "s_load_b32")
 
-    def test_barrier_with_lds_write_outstanding(self):
-        self.assertHazard("barrier_lds_write", "barrier", "LDS write", "ds_store_b32")
+    def test_lds_write_outstanding_at_a_barrier(self):
+        # The last wave at the barrier reads the first's bytes before the first waits: the LDS
+        # performed the store first, in fixed and random orders (where the store's effect would
+        # otherwise land at the writer's wait, after the read).
+        t = np.arange(64)
+        np.testing.assert_array_equal(self.launch("store_read_other", block=64), (t ^ 32) + 1)
+        for seed in range(12):
+            np.testing.assert_array_equal(self.launch("store_read_other", block=64, random_order_seed=seed),
+                                          (t ^ 32) + 1)
+        # Alone in its workgroup, a wave's store in flight at a barrier is as harmless.
+        self.launch("barrier_lds_write")
+        # Without the barrier the read races the other wave's store.
+        self.assertHazard("store_read_other_unordered", "ds_load_b32", "ds_store_b32", block=64)
+
+    def test_lds_write_in_flight_across_a_barrier(self):
+        t = np.arange(64)
+        want = ((t ^ 32) + 1) | ((t ^ 32) + 100) << 8 | (t + 100) << 16
+        np.testing.assert_array_equal(self.launch("store_next_stage", block=64), want)
+        for seed in range(8):
+            np.testing.assert_array_equal(self.launch("store_next_stage", block=64, random_order_seed=seed), want)
 
     def test_overwriting_a_pending_load(self):
         self.assertHazard("overwrite_pending", "v1", "vmcnt")

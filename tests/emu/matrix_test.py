@@ -1,10 +1,12 @@
 """Known answers for the matrix instructions, with operands laid out in registers as the ISA
 documents them: WMMA on gfx1100 (f16, bf16, f16 accumulator, signed int8) and gfx1201 (f16,
 fp8), MFMA on gfx942 (16x16x16 f16 into AGPRs, 32x32x8 bf16, 16x16x4 f32, 16x16x32 i8) and gfx950
-(16x16x32 bf16, 32x32x16 f16, 16x16x64 i8, 16x16x32 OCP fp8). Results are compared with float64
-products (accumulation order is the only difference)."""
+(16x16x32 bf16, 32x32x16 f16, 16x16x64 i8, 16x16x32 OCP fp8, and the f8f6f4 MFMAs with every
+pairing of operand formats cbsz/blgp select, fp8/bf8 read by torch's float8 dtypes). Results are
+compared with float64 products (accumulation order is the only difference)."""
 
 import numpy as np
+import torch
 
 from tests.emu import asm, emutest
 
@@ -267,6 +269,92 @@ class MatrixTest(emutest.EmuTest):
 
     def test_mfma_gfx950_f16_32x32(self):
         self.mfma("gfx950", "v_mfma_f32_32x32x16_f16", 32, 16, "f16", False, 4)
+
+    # ---- gfx950 f8f6f4: 32 elements per lane (8, 6 or 4 bits, packed little-endian across the
+    # lane's registers), lane = row + M * (k / 32) ----
+    def f8f6f4(self, M, K, fa, fb):
+        N, kpl = M, 32
+        nreg = {"fp8": 8, "bf8": 8, "fp6": 6, "bf6": 6, "fp4": 4}
+        na, nb, ncreg = nreg[fa], nreg[fb], M * N // 64
+        a_codes, b_codes = (RNG.integers(0, 1 << F8F6F4_BITS[f], (64, kpl)) for f in (fa, fb))
+        for codes, f in ((a_codes, fa), (b_codes, fb)):
+            if f == "fp8":
+                codes[(codes & 0x7F) == 0x7F] ^= 1               # no NaN
+            elif f == "bf8":
+                codes[(codes & 0x7C) == 0x7C] ^= 0x04            # no infinity or NaN
+        a_words, b_words = pack_lanes(a_codes, F8F6F4_BITS[fa], na), pack_lanes(b_codes, F8F6F4_BITS[fb], nb)
+        c_words = RNG.uniform(-2, 2, (ncreg, 64)).astype(np.float32).view(np.uint32)
+        words = np.concatenate([a_words, b_words, c_words])
+        a0, b0, c0 = 20, 20 + na, 20 + na + nb
+        mods = "".join(" %s:%d" % (k, v) for k, v in (("cbsz", F8F6F4.index(fa)), ("blgp", F8F6F4.index(fb))) if v)
+        body = "  v_mfma_f32_%dx%dx%d_f8f6f4 v[%d:%d], v[%d:%d], v[%d:%d], v[%d:%d]%s\n  s_nop 7\n  s_nop 7\n" % (
+            M, N, K, c0, c0 + ncreg - 1, a0, a0 + na - 1, b0, b0 + nb - 1, c0, c0 + ncreg - 1, mods)
+        body += "".join("  v_mov_b32 v%d, v%d\n" % (10 + r, c0 + r) for r in range(ncreg))
+        out = self.execute("gfx950", body, words, ncreg)
+        A, B = np.zeros((M, K)), np.zeros((K, N))
+        av, bv = f8f6f4_values(a_codes, fa), f8f6f4_values(b_codes, fb)
+        for i in range(M):
+            for g in range(K // kpl):
+                A[i, g * kpl:(g + 1) * kpl] = av[i + M * g]
+                B[g * kpl:(g + 1) * kpl, i] = bv[i + N * g]
+        C, D = np.zeros((M, N)), np.zeros((M, N))
+        for i in range(M):
+            for j in range(N):
+                reg, lane = (i % 4, j + 16 * (i // 4)) if M == 16 else (4 * (i // 8) + i % 4, j + 32 * ((i // 4) % 2))
+                C[i, j] = c_words[reg][lane].view(np.float32)
+                D[i, j] = out[reg][lane].view(np.float32)
+        ref = A @ B + C
+        np.testing.assert_allclose(D, ref, rtol=1e-6, atol=1e-6 * np.abs(ref).max())
+
+    def test_mfma_gfx950_f8f6f4_fp8_bf8(self):
+        # Triton's fp8 dots: e4m3 and e5m2 in either position, both shapes.
+        for fa, fb in (("fp8", "fp8"), ("bf8", "fp8"), ("fp8", "bf8"), ("bf8", "bf8")):
+            with self.subTest(a=fa, b=fb):
+                self.f8f6f4(16, 128, fa, fb)
+                self.f8f6f4(32, 64, fa, fb)
+
+    def test_mfma_gfx950_f8f6f4_fp6_fp4(self):
+        for fa, fb in (("fp6", "fp4"), ("bf6", "fp8"), ("fp4", "fp4"), ("fp8", "bf6"), ("fp6", "bf6")):
+            with self.subTest(a=fa, b=fb):
+                self.f8f6f4(16, 128, fa, fb)
+                self.f8f6f4(32, 64, fa, fb)
+
+    def test_f8f6f4_reference_formats(self):
+        # The test's own decoding against the OCP MX specification's anchors.
+        self.assertEqual(f8f6f4_values(np.array([0x1F, 0x01, 0x3F]), "fp6").tolist(), [7.5, 0.125, -7.5])
+        self.assertEqual(f8f6f4_values(np.array([0x1F, 0x01, 0x3F]), "bf6").tolist(), [28.0, 0.0625, -28.0])
+        self.assertEqual(f8f6f4_values(np.arange(16), "fp4").tolist(),
+                         [0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6])
+
+
+F8F6F4 = ["fp8", "bf8", "fp6", "bf6", "fp4"]
+F8F6F4_BITS = {"fp8": 8, "bf8": 8, "fp6": 6, "bf6": 6, "fp4": 4}
+
+
+def f8f6f4_values(codes, fmt):
+    """float64 values of f8f6f4 codes: torch's float8 dtypes for fp8/bf8; the OCP MX rule (no
+    infinities or NaN) for the 6- and 4-bit formats."""
+    codes = np.asarray(codes)
+    if fmt in ("fp8", "bf8"):
+        dtype = torch.float8_e4m3fn if fmt == "fp8" else torch.float8_e5m2
+        return torch.from_numpy(codes.astype(np.uint8)).view(dtype).double().numpy()
+    ebits, man, bias = {"fp6": (2, 3, 1), "bf6": (3, 2, 3), "fp4": (2, 1, 1)}[fmt]
+    sign = (codes >> (ebits + man)) & 1
+    e, m = (codes >> man) & ((1 << ebits) - 1), codes & ((1 << man) - 1)
+    mag = np.where(e == 0, m * 2.0 ** (1 - bias - man), (1 + m / 2 ** man) * 2.0 ** (e - bias))
+    return np.where(sign == 1, -mag, mag)
+
+
+def pack_lanes(codes, bits, nreg):
+    """[nreg][64] register words holding each lane's codes back to back, element 0 lowest."""
+    words = np.zeros((nreg, 64), np.uint32)
+    for lane in range(64):
+        stream = 0
+        for e, c in enumerate(codes[lane]):
+            stream |= int(c) << (e * bits)
+        for r in range(nreg):
+            words[r, lane] = (stream >> (32 * r)) & 0xFFFFFFFF
+    return words
 
 
 if __name__ == "__main__":

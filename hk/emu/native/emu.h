@@ -116,7 +116,6 @@ struct Pending {
   uint64_t seq;
   uint8_t cnt, pipe;
   bool lgkm_too = false;                      // FLAT: counts on LGKM as well
-  bool lds_write = false;
   bool dma = false;                           // a global->LDS copy (its bytes are in Machine::dma)
   uint8_t rfile = 0;                          // 1 VGPR, 2 SGPR
   uint16_t reg = 0, nreg = 0;

@@ -133,7 +133,6 @@ static void ds_store(Machine& m, Wave& w, const Inst& in, uint32_t bytes, bool h
   };
   if (!m.opt.hazards) { effect(); return; }
   Pending& p = issue(m, w, in, C_DS, P_LDS, 0, 0, 0);
-  p.lds_write = true;
   if (m.deferred()) p.effect = effect; else effect();
   finish_issue(m, w, p);
 }
@@ -213,7 +212,6 @@ static void ds_store2(Machine& m, Wave& w, const Inst& in, uint32_t bytes, uint3
   };
   if (!m.opt.hazards) { effect(); return; }
   Pending& p = issue(m, w, in, C_DS, P_LDS, 0, 0, 0);
-  p.lds_write = true;
   if (m.deferred()) p.effect = effect; else effect();
   finish_issue(m, w, p);
 }
@@ -281,7 +279,6 @@ static void ds_atomic(Machine& m, Wave& w, const Inst& in) {
   }
   if (!m.opt.hazards) return;
   Pending& p = issue(m, w, in, C_DS, P_LDS, RTN ? 1 : 0, RTN ? in.d[0].reg : 0, RTN ? nr : 0);
-  p.lds_write = true;
   finish_issue(m, w, p);
 }
 

@@ -1,7 +1,8 @@
 // Matrix instructions: WMMA (gfx11, gfx12; wave32) and MFMA (gfx942, gfx950; wave64, sources and
 // accumulators in VGPRs or AGPRs). The decoder gives the shape and element types in aux[]:
-// aux[0] = M, aux[1] = N, aux[2] = K | blocks << 16, aux[3] = A type | B type << 4 | C type << 8
-// | unsupported-modifier flag << 12. Products are summed in double and rounded once.
+// aux[0] = M, aux[1] = N, aux[2] = K | blocks << 16, aux[3] = A type | B type << 5 | C type << 10
+// | unsupported-modifier flag << 15 (gfx950's f8f6f4 MFMAs get A's and B's types from cbsz and
+// blgp). Products are summed in double and rounded once.
 #include <cmath>
 
 #include "operands.h"
@@ -9,13 +10,14 @@
 namespace emu {
 
 enum ElemType { E_F32, E_F16, E_BF16, E_I8, E_U8, E_FP8, E_BF8, E_I4, E_U4, E_IU8, E_IU4, E_XF32, E_F64,
-                E_I32 };
+                E_I32, E_FP6, E_BF6, E_FP4 };
 
 static int ebits(int t) {
   switch (t) {
     case E_F16: case E_BF16: return 16;
     case E_I8: case E_U8: case E_FP8: case E_BF8: case E_IU8: return 8;
-    case E_I4: case E_U4: case E_IU4: return 4;
+    case E_I4: case E_U4: case E_IU4: case E_FP4: return 4;
+    case E_FP6: case E_BF6: return 6;
     case E_F64: return 64;
     default: return 32;
   }
@@ -25,11 +27,14 @@ static int ebits(int t) {
 template <int T>
 static inline double elem(Machine& m, Wave& w, const Opnd& o, int lane, int e, bool sgn, bool neg_lo, bool neg_hi) {
   constexpr int bits = T == E_F16 || T == E_BF16 ? 16 : T == E_I8 || T == E_U8 || T == E_FP8 || T == E_BF8 || T == E_IU8 ? 8
-                       : T == E_I4 || T == E_U4 || T == E_IU4 ? 4 : T == E_F64 ? 64 : 32;
+                       : T == E_I4 || T == E_U4 || T == E_IU4 || T == E_FP4 ? 4 : T == E_FP6 || T == E_BF6 ? 6
+                       : T == E_F64 ? 64 : 32;
   uint64_t raw;
   if (o.kind == K_VGPR) {
     int bit = e * bits, word = bit / 32;
     if (bits == 64) raw = w.vr(o.reg + word)[lane] | (uint64_t(w.vr(o.reg + word + 1)[lane]) << 32);
+    else if (bits == 6 && bit % 32 > 26)       // packed 6-bit elements straddle register words
+      raw = ((w.vr(o.reg + word)[lane] | (uint64_t(w.vr(o.reg + word + 1)[lane]) << 32)) >> (bit % 32)) & 63;
     else raw = (w.vr(o.reg + word)[lane] >> (bit % 32)) & ((1ull << bits) - 1);
   } else {
     raw = o.imm32;
@@ -46,6 +51,9 @@ static inline double elem(Machine& m, Wave& w, const Opnd& o, int lane, int e, b
     case E_IU4: v = sgn ? double(int32_t(uint32_t(raw) << 28) >> 28) : double(raw & 15); break;
     case E_FP8: v = f8_to_f32(uint8_t(raw), m.family == CDNA3 ? E4M3_FNUZ : E4M3_OCP); break;
     case E_BF8: v = f8_to_f32(uint8_t(raw), m.family == CDNA3 ? E5M2_FNUZ : E5M2_OCP); break;
+    case E_FP6: v = mx_to_f32(uint32_t(raw), 2, 3, 1); break;
+    case E_BF6: v = mx_to_f32(uint32_t(raw), 3, 2, 3); break;
+    case E_FP4: v = mx_to_f32(uint32_t(raw), 2, 1, 1); break;
     case E_F64: v = bd(raw); break;
     case E_I32: v = int32_t(raw); break;
     default: v = bf(uint32_t(raw)); break;
@@ -91,7 +99,7 @@ static void load_any(int t, Machine& m, Wave& w, const Opnd& o, int rows, int K,
   switch (t) {
 #define CASE(X) case X: load_operand<X>(m, w, o, rows, K, kpl, dst, sgn, nlo, nhi); break;
     CASE(E_F32) CASE(E_F16) CASE(E_BF16) CASE(E_I8) CASE(E_U8) CASE(E_FP8) CASE(E_BF8) CASE(E_I4) CASE(E_U4)
-    CASE(E_IU8) CASE(E_IU4) CASE(E_XF32) CASE(E_F64) CASE(E_I32)
+    CASE(E_IU8) CASE(E_IU4) CASE(E_XF32) CASE(E_F64) CASE(E_I32) CASE(E_FP6) CASE(E_BF6) CASE(E_FP4)
 #undef CASE
     default: m.fail(w, w.pc > 0 ? m.prog->insts[size_t(w.pc - 1)] : m.prog->insts[0], "unknown matrix element type");
   }
@@ -134,8 +142,8 @@ static void dot4(const double* ar, const double* b, int K, double (*p)[4]) {
 
 static void matrix(Machine& m, Wave& w, const Inst& in, bool wmma) {
   int M = in.aux[0], N = in.aux[1], K = in.aux[2] & 0xffff, blocks = in.aux[2] >> 16;
-  int ta = in.aux[3] & 15, tb = (in.aux[3] >> 4) & 15, tc = (in.aux[3] >> 8) & 15;
-  if ((in.aux[3] >> 12) & 1) m.fail(w, in, "broadcast or format modifiers (cbsz/abid/blgp) are not supported");
+  int ta = in.aux[3] & 31, tb = (in.aux[3] >> 5) & 31, tc = (in.aux[3] >> 10) & 31;
+  if ((in.aux[3] >> 15) & 1) m.fail(w, in, "broadcast or format modifiers (cbsz/abid/blgp) are not supported");
   if (blocks != 1 || !((M == 16 && N == 16) || (M == 32 && N == 32)))
     m.fail(w, in, "only single-block 16x16 and 32x32 matrix shapes are supported");
   const Opnd &A = in.s[0], &B = in.s[1], &C = in.s[2], &D = in.d[0];
@@ -154,6 +162,18 @@ static void matrix(Machine& m, Wave& w, const Inst& in, bool wmma) {
   // Which lanes hold row i of A (column j of B), and which element of the lane is k.
   int lanes_per_k = wmma ? (m.family == RDNA3 ? 1 : 2) : ws / M;       // lane groups splitting K
   int kpl = K / lanes_per_k;                                           // K elements per lane
+  // An f8f6f4 MFMA's register ranges follow its formats: 32 elements per lane of 8, 6 or 4 bits.
+  if (!wmma && (K == 128 || (M == 32 && K == 64))) {
+    static const char* fmt[] = {"fp8", "bf8", "fp6", "bf6", "fp4"};
+    const int types[2] = {ta, tb};
+    const Opnd* ops[2] = {&A, &B};
+    for (int i = 0; i < 2; ++i) {
+      int want = kpl * ebits(types[i]) / 32;
+      if (ops[i]->kind == K_VGPR && ops[i]->n != want)
+        m.fail(w, in, std::string(i ? "B" : "A") + " in " + fmt[types[i] >= E_FP6 ? types[i] - E_FP6 + 2 : types[i] - E_FP8] +
+                          " takes " + std::to_string(want) + " registers, not " + std::to_string(ops[i]->n));
+    }
+  }
   bool sa = in.neg_lo & 1, sb = (in.neg_lo >> 1) & 1;                  // iu8/iu4 signedness
   bool intmode = ta == E_I8 || ta == E_U8 || ta == E_IU8 || ta == E_I4 || ta == E_U4 || ta == E_IU4;
   bool fneg = !intmode;

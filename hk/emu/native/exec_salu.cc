@@ -194,35 +194,98 @@ H(s_bitcmp1_b32) { w.scc = (A0 >> (A1 & 31)) & 1; }
 H(s_bitcmp0_b64) { w.scc = !((B0 >> (A1 & 63)) & 1); }
 H(s_bitcmp1_b64) { w.scc = (B0 >> (A1 & 63)) & 1; }
 
-// ---- gfx12 SALU float (single precision, round to nearest even) ----
-#define SF2(NAME, EXPR) H(NAME) { float a = bf(A0), b = bf(A1); D32(fb(EXPR)); }
-#define SF1(NAME, EXPR) H(NAME) { [[maybe_unused]] float a = bf(A0); D32(EXPR); }
+// ---- gfx12 SALU float: IEEE round to nearest even, the f32 denormal mode of the kernel
+// descriptor as the VALU applies it; f16 forms read the low half of an SGPR (s_cvt_hi_f32_f16:
+// the high half) and write the result zero-extended. ----
+static inline float sf32(const Machine& m, uint32_t x) {
+  if (m.ftz32_in && !(x & 0x7f800000u)) x &= 0x80000000u;
+  return bf(x);
+}
+static inline float sf16(uint32_t x) { return h2f(uint16_t(x)); }
+// An f16 source: a constant is its f16 encoding (inline 0.5 is 0x3800, not f32 0.5's low half).
+static inline uint32_t h16(Machine& m, Wave& w, const Inst& in, const Opnd& o) {
+  return o.kind == K_INL || o.kind == K_LIT ? o.imm16 : sget(m, w, in, o);
+}
+#define A0H h16(m, w, in, in.s[0])
+#define A1H h16(m, w, in, in.s[1])
+#define SF2(NAME, EXPR) H(NAME) { float a = sf32(m, A0), b = sf32(m, A1); D32(fo(m, (EXPR))); }
+#define SF1(NAME, EXPR) H(NAME) { [[maybe_unused]] float a = sf32(m, A0); D32(EXPR); }
+#define SH2(NAME, EXPR) H(NAME) { float a = sf16(A0H), b = sf16(A1H); D32(f2h(EXPR)); }
+#define SH1(NAME, EXPR) H(NAME) { [[maybe_unused]] uint32_t x = A0H; [[maybe_unused]] float a = sf16(x); D32(EXPR); }
 SF2(s_add_f32, a + b)
 SF2(s_sub_f32, a - b)
 SF2(s_mul_f32, a * b)
-SF2(s_max_num_f32, std::isnan(a) ? b : std::isnan(b) ? a : std::max(a, b))
-SF2(s_min_num_f32, std::isnan(a) ? b : std::isnan(b) ? a : std::min(a, b))
-H(s_fmac_f32) {
-  float a = bf(A0), b = bf(A1), c = bf(w.s[in.d[0].reg]);
-  D32(fb(std::fma(a, b, c)));
+SF2(s_max_num_f32, std::fmax(a, b))
+SF2(s_min_num_f32, std::fmin(a, b))
+SF2(s_maximum_f32, fmaximum(a, b))
+SF2(s_minimum_f32, fminimum(a, b))
+SH2(s_add_f16, a + b)
+SH2(s_sub_f16, a - b)
+SH2(s_mul_f16, a * b)
+SH2(s_max_num_f16, std::fmax(a, b))
+SH2(s_min_num_f16, std::fmin(a, b))
+SH2(s_maximum_f16, fmaximum(a, b))
+SH2(s_minimum_f16, fminimum(a, b))
+// D = S0 * S1 + S2: s_fmaak_f32 (the literal last) and s_fmamk_f32 (the literal second) decode
+// to three sources in that order; s_fmac_* accumulate into D.
+H(s_fma_f32) {
+  float a = sf32(m, A0), b = sf32(m, A1), c = sf32(m, sget(m, w, in, in.s[2]));
+  D32(fo(m, std::fma(a, b, c)));
 }
-SF1(s_cvt_f32_i32, fb(float(I(A0))))
-SF1(s_cvt_f32_u32, fb(float(A0)))
-SF1(s_cvt_i32_f32, uint32_t(std::isnan(a) ? 0 : a >= 2147483647.0f ? 2147483647 : a <= -2147483648.0f ? int32_t(0x80000000u) : int32_t(a)))
-SF1(s_cvt_u32_f32, std::isnan(a) || a <= 0.0f ? 0u : a >= 4294967295.0f ? 0xffffffffu : uint32_t(a))
-SF1(s_ceil_f32, fb(std::ceil(a)))
-SF1(s_floor_f32, fb(std::floor(a)))
-SF1(s_trunc_f32, fb(std::trunc(a)))
-SF1(s_rndne_f32, fb(std::nearbyint(a)))
-template <int C> static void cmpf(Machine& m, Wave& w, const Inst& in) {
-  float a = bf(A0), b = bf(A1);
+H(s_fmac_f32) {
+  float a = sf32(m, A0), b = sf32(m, A1), c = sf32(m, sget(m, w, in, in.d[0]));
+  D32(fo(m, std::fma(a, b, c)));
+}
+H(s_fmac_f16) {
+  float a = sf16(A0H), b = sf16(A1H), c = sf16(sget(m, w, in, in.d[0]));
+  D32(f2h(fmah(a, b, c)));
+}
+SF1(s_cvt_f32_i32, fo(m, float(I(A0))))
+SF1(s_cvt_f32_u32, fo(m, float(A0)))
+SF1(s_cvt_i32_f32, uint32_t(cvt_i32(a)))
+SF1(s_cvt_u32_f32, cvt_u32(a))
+SF1(s_cvt_f16_f32, f2h(a))
+SF1(s_ceil_f32, fo(m, std::ceil(a)))
+SF1(s_floor_f32, fo(m, std::floor(a)))
+SF1(s_trunc_f32, fo(m, std::trunc(a)))
+SF1(s_rndne_f32, fo(m, std::nearbyint(a)))
+SH1(s_cvt_f32_f16, fo(m, a))
+SH1(s_cvt_hi_f32_f16, fo(m, sf16(x >> 16)))
+SH1(s_ceil_f16, f2h(std::ceil(a)))
+SH1(s_floor_f16, f2h(std::floor(a)))
+SH1(s_trunc_f16, f2h(std::trunc(a)))
+SH1(s_rndne_f16, f2h(std::nearbyint(a)))
+H(s_cvt_pk_rtz_f16_f32) {
+  float a = sf32(m, A0), b = sf32(m, A1);
+  D32(f2h_rtz(a) | (uint32_t(f2h_rtz(b)) << 16));
+}
+// C: lt eq le gt lg ge o u, then the negations nge nlg ngt nle neq nlt (true when unordered).
+template <int C, bool F16> static void cmpf(Machine& m, Wave& w, const Inst& in) {
+  float a = F16 ? sf16(A0H) : sf32(m, A0), b = F16 ? sf16(A1H) : sf32(m, A1);
   bool unordered = std::isnan(a) || std::isnan(b);
-  w.scc = C == 0 ? (!unordered && a < b) : C == 1 ? (!unordered && a == b) : C == 2 ? (!unordered && a <= b)
-        : C == 3 ? (!unordered && a > b) : C == 4 ? (!unordered && a != b) : C == 5 ? (!unordered && a >= b)
-        : C == 6 ? !unordered : unordered;
+  switch (C) {
+    case 0: w.scc = a < b; break;
+    case 1: w.scc = a == b; break;
+    case 2: w.scc = a <= b; break;
+    case 3: w.scc = a > b; break;
+    case 4: w.scc = !unordered && a != b; break;
+    case 5: w.scc = a >= b; break;
+    case 6: w.scc = !unordered; break;
+    case 7: w.scc = unordered; break;
+    case 8: w.scc = !(a >= b); break;
+    case 9: w.scc = unordered || a == b; break;
+    case 10: w.scc = !(a > b); break;
+    case 11: w.scc = !(a <= b); break;
+    case 12: w.scc = !(a == b); break;
+    default: w.scc = !(a < b); break;
+  }
 }
 #undef SF1
 #undef SF2
+#undef SH1
+#undef SH2
+#undef A0H
+#undef A1H
 
 void register_salu(Registry& r) {
 #define R(name) r.add(#name, name);
@@ -264,13 +327,26 @@ void register_salu(Registry& r) {
     r.add((std::string("s_cmpk_") + cn[i] + "_u32").c_str(), ku[i]);
   }
 #define R(name) r.add(#name, name);
-  R(s_add_f32) R(s_sub_f32) R(s_mul_f32) R(s_max_num_f32) R(s_min_num_f32) R(s_fmac_f32)
-  R(s_cvt_f32_i32) R(s_cvt_f32_u32) R(s_cvt_i32_f32) R(s_cvt_u32_f32) R(s_ceil_f32) R(s_floor_f32)
-  R(s_trunc_f32) R(s_rndne_f32)
+  R(s_add_f32) R(s_sub_f32) R(s_mul_f32) R(s_max_num_f32) R(s_min_num_f32) R(s_maximum_f32)
+  R(s_minimum_f32) R(s_add_f16) R(s_sub_f16) R(s_mul_f16) R(s_max_num_f16) R(s_min_num_f16)
+  R(s_maximum_f16) R(s_minimum_f16) R(s_fmac_f32) R(s_fmac_f16) R(s_cvt_f32_i32) R(s_cvt_f32_u32)
+  R(s_cvt_i32_f32) R(s_cvt_u32_f32) R(s_cvt_f16_f32) R(s_cvt_f32_f16) R(s_cvt_hi_f32_f16)
+  R(s_cvt_pk_rtz_f16_f32) R(s_ceil_f32) R(s_floor_f32) R(s_trunc_f32) R(s_rndne_f32) R(s_ceil_f16)
+  R(s_floor_f16) R(s_trunc_f16) R(s_rndne_f16)
 #undef R
-  const char* fcn[] = {"lt", "eq", "le", "gt", "lg", "ge", "o", "u"};
-  Handler fc[] = {cmpf<0>, cmpf<1>, cmpf<2>, cmpf<3>, cmpf<4>, cmpf<5>, cmpf<6>, cmpf<7>};
-  for (int i = 0; i < 8; ++i) r.add((std::string("s_cmp_") + fcn[i] + "_f32").c_str(), fc[i]);
+  r.add("s_fmaak_f32", s_fma_f32);
+  r.add("s_fmamk_f32", s_fma_f32);
+  const char* fcn[] = {"lt", "eq", "le", "gt", "lg", "ge", "o", "u", "nge", "nlg", "ngt", "nle", "neq", "nlt"};
+  Handler f32c[] = {cmpf<0, false>, cmpf<1, false>, cmpf<2, false>, cmpf<3, false>, cmpf<4, false>,
+                    cmpf<5, false>, cmpf<6, false>, cmpf<7, false>, cmpf<8, false>, cmpf<9, false>,
+                    cmpf<10, false>, cmpf<11, false>, cmpf<12, false>, cmpf<13, false>};
+  Handler f16c[] = {cmpf<0, true>, cmpf<1, true>, cmpf<2, true>, cmpf<3, true>, cmpf<4, true>,
+                    cmpf<5, true>, cmpf<6, true>, cmpf<7, true>, cmpf<8, true>, cmpf<9, true>,
+                    cmpf<10, true>, cmpf<11, true>, cmpf<12, true>, cmpf<13, true>};
+  for (int i = 0; i < 14; ++i) {
+    r.add((std::string("s_cmp_") + fcn[i] + "_f32").c_str(), f32c[i]);
+    r.add((std::string("s_cmp_") + fcn[i] + "_f16").c_str(), f16c[i]);
+  }
   r.add("s_cmp_eq_u64", cmp<0, 2>);
   r.add("s_cmp_lg_u64", cmp<1, 2>);
 }

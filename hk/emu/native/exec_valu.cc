@@ -48,16 +48,6 @@ static inline float med3f(float a, float b, float c) {
   if (mx == b) return std::fmax(a, c);
   return std::fmax(a, b);
 }
-static inline float fmaximum(float a, float b) {   // NaN-propagating, -0 < +0
-  if (std::isnan(a) || std::isnan(b)) return NAN;
-  if (a == b) return std::signbit(a) ? b : a;
-  return a > b ? a : b;
-}
-static inline float fminimum(float a, float b) {
-  if (std::isnan(a) || std::isnan(b)) return NAN;
-  if (a == b) return std::signbit(a) ? a : b;
-  return a < b ? a : b;
-}
 template <class T> static inline T med3(T a, T b, T c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
 static inline uint32_t bfe(uint32_t x, uint32_t off, uint32_t w) {
   off &= 31; w &= 31;
@@ -93,17 +83,6 @@ static inline uint32_t cls32(uint32_t x) {
   int32_t v = int32_t(x);
   if (v == 0 || v == -1) return 0xffffffffu;
   return v < 0 ? __builtin_clz(~x) : __builtin_clz(x);
-}
-static inline int32_t cvt_i32(float f) {
-  if (std::isnan(f)) return 0;
-  if (f >= 2147483647.0f) return 2147483647;
-  if (f <= -2147483648.0f) return int32_t(0x80000000u);
-  return int32_t(f);
-}
-static inline uint32_t cvt_u32(float f) {
-  if (std::isnan(f) || f <= 0.0f) return 0;
-  if (f >= 4294967295.0f) return 0xffffffffu;
-  return uint32_t(f);
 }
 static inline float fract(float x) {
   if (std::isinf(x)) return NAN;

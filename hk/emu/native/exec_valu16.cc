@@ -22,9 +22,6 @@ static inline float H2F(uint32_t x) { return h2f(uint16_t(x)); }
   LOOP { float a = H2F(A[l]), b = H2F(B[l]), c = H2F(C[l]); R[l] = f2h(fpost(in, (EXPR))); } write16(m, w, in, R); }
 
 static inline int16_t S16(uint32_t x) { return int16_t(uint16_t(x)); }
-// An f16 fma rounds once: the f32 fma of f16 inputs is exact enough except for double rounding,
-// so compute in double.
-static inline float fmah(float a, float b, float c) { return float(std::fma(double(a), double(b), double(c))); }
 static inline float med3(float a, float b, float c) {
   if (std::isnan(a) || std::isnan(b) || std::isnan(c)) return std::fmin(std::fmin(a, b), c);
   return std::fmax(std::fmin(a, b), std::fmin(std::fmax(a, b), c));
@@ -76,14 +73,6 @@ H(v_cvt_f32_bf16) {
   uint32_t A[LANES], R[LANES]; fetch16(m, w, in, 0, A, true);
   LOOP R[l] = fo(m, fpost(in, bf2f(uint16_t(A[l]))));
   write32(m, w, in, R);
-}
-// Round toward zero: convert, and step back toward zero when rounding went away from it.
-static inline uint16_t f2h_rtz(float f) {
-  uint16_t h = f2h(f);
-  float back = h2f(h);
-  if (std::isinf(back) && !std::isinf(f)) return uint16_t((h & 0x8000) | 0x7bff);
-  if (!std::isnan(f) && std::fabs(back) > std::fabs(f)) h = uint16_t(h - 1);
-  return h;
 }
 H(v_cvt_pkrtz_f16_f32) {
   uint32_t A[LANES], B[LANES], R[LANES];

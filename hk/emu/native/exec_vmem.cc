@@ -192,7 +192,7 @@ static void load_lds(Machine& m, Wave& w, const Inst& in, Space sp, uint32_t byt
   };
   if (!m.opt.hazards) { effect(); return; }
   Pending& p = issue(m, w, in, C_VMLOAD, P_VMEM, 0, 0, 0);
-  p.lds_write = p.dma = true;
+  p.dma = true;
   if (mask) {                                 // the bytes it writes, for dma_check
     uint32_t first = uint32_t(__builtin_ctzll(mask)), last = 63u - uint32_t(__builtin_clzll(mask));
     m.dma.push_back(DmaWrite{p.seq, w.id, base + first * bytes, base + (last + 1) * bytes, in.pc});

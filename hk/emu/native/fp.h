@@ -94,6 +94,48 @@ inline uint8_t f32_to_f8(float v, F8Format f, bool sat) {
   return uint8_t(sign | bits);
 }
 
+// Shared by the VALU and the gfx12 SALU float forms.
+inline float fmaximum(float a, float b) {   // NaN-propagating, -0 < +0
+  if (std::isnan(a) || std::isnan(b)) return NAN;
+  if (a == b) return std::signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+inline float fminimum(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return NAN;
+  if (a == b) return std::signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+inline int32_t cvt_i32(float f) {
+  if (std::isnan(f)) return 0;
+  if (f >= 2147483647.0f) return 2147483647;
+  if (f <= -2147483648.0f) return int32_t(0x80000000u);
+  return int32_t(f);
+}
+inline uint32_t cvt_u32(float f) {
+  if (std::isnan(f) || f <= 0.0f) return 0;
+  if (f >= 4294967295.0f) return 0xffffffffu;
+  return uint32_t(f);
+}
+// An f16 fma rounds once: the f32 fma of f16 inputs is exact enough except for double rounding,
+// so compute in double.
+inline float fmah(float a, float b, float c) { return float(std::fma(double(a), double(b), double(c))); }
+// Round toward zero: convert, and step back toward zero when rounding went away from it.
+inline uint16_t f2h_rtz(float f) {
+  uint16_t h = f2h(f);
+  float back = h2f(h);
+  if (std::isinf(back) && !std::isinf(f)) return uint16_t((h & 0x8000) | 0x7bff);
+  if (!std::isnan(f) && std::fabs(back) > std::fabs(f)) h = uint16_t(h - 1);
+  return h;
+}
+
+// The OCP MX 6- and 4-bit floats (fp6 e2m3, bf6 e3m2, fp4 e2m1): every code is finite, no
+// infinities or NaN; the sign is the bit above the exponent.
+inline float mx_to_f32(uint32_t x, int ebits, int man, int bias) {
+  int sign = (x >> (ebits + man)) & 1, e = (x >> man) & ((1 << ebits) - 1), mant = x & ((1 << man) - 1);
+  float v = e == 0 ? std::ldexp(float(mant), 1 - bias - man) : std::ldexp(float(mant + (1 << man)), e - bias - man);
+  return sign ? -v : v;
+}
+
 inline uint32_t bitrev32(uint32_t x) {
   x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
   x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
