@@ -29,7 +29,7 @@ import functools
 import torch
 
 import hk
-from hk.ops import registry
+from hk.ops import gemm, registry
 
 # The nibble of column 8j + c of a packed word is at bits 4 * REVERSE_ORDER[c] (AWQ packs
 # columns 0, 2, 4, 6, 1, 3, 5, 7 into nibbles 0..7).
@@ -58,12 +58,7 @@ def awq_kernel(dtype, G, split=False):
         # index, groups of K per part): [parts, 8, M, N/8] fp32, this part's at its index.
         bx, by = hk.arch.block_idx.x, hk.arch.block_idx.y
         per_group = G // BK  # steps of K per group
-        groups = hk.cdiv(x.cols, G)
-        g0 = 0
-        if split is not None:
-            part, per = split
-            g0 = part * per
-            groups = hk.maximum(hk.minimum(groups - g0, per), 0)
+        g0, groups = gemm.split_part(hk.cdiv(x.cols, G), split)
         accs = [hk.zeros(hk.RT(hk.fp32, 16, 16)) for _ in range(8)]
         # The words pass through LDS, issued a step ahead: read back in row layout (a lane per
         # column, as the dequantized operand's col layout has them, so its conversion stays in
