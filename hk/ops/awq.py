@@ -158,7 +158,7 @@ def split_k(m, n, k, g):
 def awq_space(target):
     """The decode's parts of K (the rule's choice at 0): the only schedule choice of a kernel
     whose tile is fixed by gfx11's registers."""
-    return space(parts=[0, 1, 2, 4, 8, 16, 32, 64])
+    return space(parts=[0, 1, 2, 4, 8, 16, 32, 64, 128])
 
 
 def awq_shape(shape):
