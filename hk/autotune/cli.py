@@ -7,14 +7,16 @@ reads at launch (point HK_TUNED at it, or ship it in hk/tuned).
     hk-tune --ops=linear --shape=4096,4096,4096 --shape=512,6144,4096 --archs=gfx1100,gfx950 --out=tuned/
     hk-tune --ops=flash_attention --shape=1,32,8,4096,4096,128,causal --archs=gfx1100 --out=tuned/
     hk-tune --ops=linear_split_k,fused_moe --from-engine=vllm --model=olmoe-1b-7b --archs=gfx1100 --out=tuned/
+    hk-tune --ops=awq_gemm --model=qwen3-8b --tokens=1 --archs=gfx942 --out=tuned/
 
 --model takes the shapes of a model's layers (hk/autotune/models.json: Qwen3-8B, Llama-3-8B,
 OLMoE) at each --tokens, or, with --from-engine=vllm|sglang, at the tokens per step that engine
 runs by default on each target (its decode batches above split-K's rows and its prefill chunk;
-for linear_split_k, decode's 1 and up to 32 rows; for fused_moe, one count per range of rows per
-expert up to the prefill chunk, from the model's experts and top-k); --shape gives one: a
-linear's (or linear_split_k's, M up to 32) M,N,K[,fp16]; an attention's BATCH,HEADS,KV_HEADS,
-QUERIES,KEYS,D[,causal]; fused_moe's TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16].
+for linear_split_k and awq_gemm, decode's 1 and up to 32 rows; for fused_moe, one count per range
+of rows per expert up to the prefill chunk, from the model's experts and top-k; awq_gemm's
+weights in groups of AWQ_GROUP); --shape gives one: a linear's (or linear_split_k's, M up to 32)
+M,N,K[,fp16]; an attention's BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal]; fused_moe's
+TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16]; awq_gemm's M,N,K,G[,bf16] (M up to 32).
 --shard=I/N evaluates every N-th candidate into --records_out and --records reads such files
 back before searching (how hk_tune spreads a search over Bazel actions). Without a GPU of the
 target, candidates are ranked by hk.perf's prediction (each entry records the model's version
@@ -41,10 +43,10 @@ def define_flags():
     flags.DEFINE_multi_string("shape", [], "a shape to tune at (linear, linear_split_k: M,N,K[,fp16]; "
                               "flash_attention: BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal]; fused_moe: "
                               "TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16]; int8_scaled_mm: M,N,K; scaled_mm: "
-                              "M,N,K[,e4m3|e5m2|e4m3fnuz|e5m2fnuz])")
+                              "M,N,K[,e4m3|e5m2|e4m3fnuz|e5m2fnuz]; awq_gemm: M,N,K,G[,bf16])")
     flags.DEFINE_list("model", [], "take the shapes of these models' layers (see --list)")
     flags.DEFINE_list("tokens", ["4096"], "the tokens per step (a linear's M) of --model's shapes "
-                      "(linear_split_k takes those up to 32, by default 1)")
+                      "(linear_split_k and awq_gemm take those up to 32, by default 1)")
     flags.DEFINE_enum("from_engine", None, ["vllm", "sglang"], "take --model's tokens per step from what "
                       "this engine runs by default on each target (its decode batches and prefill chunks; "
                       "--tokens, when given, overrides)")
@@ -88,6 +90,11 @@ def linear_shapes(config):
 
 # The 8-bit GEMMs tuned at a linear's shapes: int8 W8A8, and fp8 in the target's own format.
 MM8_OPS = ("int8_scaled_mm", "scaled_mm")
+# The decode-only ops (a split of K, M up to 32 rows).
+DECODE_OPS = ("linear_split_k", "awq_gemm")
+# The group size of a model's AWQ checkpoint (AutoAWQ's default q_group_size, the one vLLM's AWQ
+# route is predicted at); its 4-bit weights are the model's linears.
+AWQ_GROUP = 128
 FP8_FORMATS = ("e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz")
 
 
@@ -106,7 +113,7 @@ def engine_tokens(op, engine, arch, config=None):
 
     facts = engines()[engine]
     prefill, decode_max = facts["prefill"][arch], facts["decode_max"][arch]
-    if op == "linear_split_k":
+    if op in DECODE_OPS:
         return sorted({1, min(gemm.DECODE_ROWS, decode_max)})
     if op == "fused_moe":
         experts, top_k = config["num_experts"], config["experts_per_token"]
@@ -136,7 +143,7 @@ def _dims(text, count, what):
 
 def parse_shape(op, text, arch=None):
     from hk.compiler.cli import UsageError
-    from hk.ops import gemm
+    from hk.ops import awq, gemm
 
     if op in MM8_OPS:
         int8 = op == "int8_scaled_mm"
@@ -151,6 +158,14 @@ def parse_shape(op, text, arch=None):
             raise UsageError("--shape=%s: %s" % (text, what))
         return dims + ("fp8" + rest[0] if rest else _target_fp8(arch),)
 
+    if op == "awq_gemm":
+        what = ("an AWQ product's shape is M,N,K,G with M up to %d, N a multiple of 8 and G (the group size) a "
+                "multiple of %d dividing K, with an optional dtype (fp16 or bf16)" % (gemm.DECODE_ROWS, awq.BK))
+        dims, rest = _dims(text, 4, what)
+        m, n, k, g = dims
+        if (rest and rest[0] not in ("bf16", "fp16")) or m > gemm.DECODE_ROWS or n % 8 or g % awq.BK or k % g:
+            raise UsageError("--shape=%s: %s" % (text, what))
+        return dims + tuple(rest)
     if op in ("linear", "linear_split_k", "fused_moe"):
         what = {"linear": "a linear's shape is M,N,K",
                 "linear_split_k": "a split-K linear's shape is M,N,K with M up to %d" % gemm.DECODE_ROWS,
@@ -198,12 +213,13 @@ def shapes_for(op, given, model_names, tokens, arch=None):
         elif op in MM8_OPS:
             dtype = "i8" if op == "int8_scaled_mm" else _target_fp8(arch)
             shapes += [(m, n, k, dtype) for m in counts for n, k in linear_shapes(config)]
-        elif op == "linear_split_k":
+        elif op in DECODE_OPS:
             decode = [m for m in counts if m <= gemm.DECODE_ROWS]
             if not decode:
-                raise UsageError("linear_split_k is a decode's linear: give --tokens up to %d (not %s)"
-                                 % (gemm.DECODE_ROWS, ",".join(map(str, counts))))
-            shapes += [(m, n, k) for m in decode for n, k in linear_shapes(config)]
+                raise UsageError("%s is a decode's linear: give --tokens up to %d (not %s)"
+                                 % (op, gemm.DECODE_ROWS, ",".join(map(str, counts))))
+            group = (AWQ_GROUP,) if op == "awq_gemm" else ()
+            shapes += [(m, n, k) + group for m in decode for n, k in linear_shapes(config)]
         elif op == "fused_moe":
             if not config.get("num_experts"):
                 raise UsageError("%s has no experts: fused_moe has no shapes in it" % name)
@@ -275,7 +291,7 @@ def main(argv):
         def tokens_of(op):
             if FLAGS.from_engine and not FLAGS["tokens"].present:
                 return lambda config: engine_tokens(op, FLAGS.from_engine, arch, config)
-            if op == "linear_split_k" and not FLAGS["tokens"].present:
+            if op in DECODE_OPS and not FLAGS["tokens"].present:
                 return [1]  # a decode's single row (its bucket is M 1-32)
             return tokens
         return [(op, shapes_for(op, FLAGS.shape, FLAGS.model, tokens_of(op), arch)) for op in FLAGS.ops]

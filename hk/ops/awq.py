@@ -21,15 +21,21 @@ read once for its steps.
 A decode (up to 32 rows of x) splits K into parts of whole groups, one workgroup per part and
 tile, writing fp32 planes that a second kernel adds in one order: a single part leaves a few
 dozen workgroups to stream the whole weight, which hk.perf predicts to be latency-bound (4.8 ms
-for Qwen3-8B's four linears at one token on gfx1100, 0.33 ms split).
+for Qwen3-8B's four linears at one token on gfx1100, 0.33 ms split). How many parts is a
+schedule choice: AWQ_GEMM is the Tunable hk-tune searches (per target and bucket of M 1-32 by N,
+K and G) and hk/tuned/<arch>.json ships; without a tuned choice, split_k's rule.
 """
 
 import functools
+import os
 
 import torch
 
 import hk
-from hk.ops import registry
+from hk import tuned
+from hk.autotune.space import space
+from hk.autotune.tunable import Launch, Tunable
+from hk.ops import gemm, registry
 
 # The nibble of column 8j + c of a packed word is at bits 4 * REVERSE_ORDER[c] (AWQ packs
 # columns 0, 2, 4, 6, 1, 3, 5, 7 into nibbles 0..7).
@@ -58,12 +64,7 @@ def awq_kernel(dtype, G, split=False):
         # index, groups of K per part): [parts, 8, M, N/8] fp32, this part's at its index.
         bx, by = hk.arch.block_idx.x, hk.arch.block_idx.y
         per_group = G // BK  # steps of K per group
-        groups = hk.cdiv(x.cols, G)
-        g0 = 0
-        if split is not None:
-            part, per = split
-            g0 = part * per
-            groups = hk.maximum(hk.minimum(groups - g0, per), 0)
+        g0, groups = gemm.split_part(hk.cdiv(x.cols, G), split)
         accs = [hk.zeros(hk.RT(hk.fp32, 16, 16)) for _ in range(8)]
         # The words pass through LDS, issued a step ahead: read back in row layout (a lane per
         # column, as the dequantized operand's col layout has them, so its conversion stays in
@@ -146,6 +147,76 @@ def split_k(m, n, k, g):
     return -(-groups // per), per
 
 
+# Tuning -----------------------------------------------------------------------------------------
+
+# Decode's split of K as a candidate of its launches (the split product and the sum of its parts,
+# or one unsplit product), per bucket of M 1-32 by N, K and the group size. `parts` 0 is
+# split_k's rule (today's choice), P > 0 cuts K's groups into P runs (fewer when a run would be
+# empty; 1 is the unsplit kernel). A shape is (M, N, K, G) or (M, N, K, G, "bf16"): AWQ's
+# checkpoints run in fp16.
+
+def awq_space(target):
+    """The decode's parts of K (the rule's choice at 0): the only schedule choice of a kernel
+    whose tile is fixed by gfx11's registers."""
+    return space(parts=[0, 1, 2, 4, 8, 16, 32, 64, 128])
+
+
+def awq_shape(shape):
+    """(M, N, K, G, dtype name) of an AWQ product's shape."""
+    m, n, k, g, *rest = shape
+    return int(m), int(n), int(k), int(g), rest[0] if rest else "fp16"
+
+
+def awq_bucket(shape):
+    m, n, k, g, dtype = awq_shape(shape)
+    return gemm.linear_bucket((m, n, k, dtype)).replace(dtype, "%s G=%d" % (dtype, g), 1)
+
+
+def split_plan(knobs, shape):
+    """(parts, groups of K per part) of a decode's product under `knobs` ({} or None: split_k's
+    rule) at an AWQ shape."""
+    m, n, k, g, _ = awq_shape(shape)
+    if m > DECODE_ROWS:
+        raise ValueError("AWQ's split of K is a decode's: M up to %d rows, not %d" % (DECODE_ROWS, m))
+    parts = dict(knobs or {}).get("parts", 0)
+    if not isinstance(parts, int) or isinstance(parts, bool) or parts < 0:
+        raise ValueError("parts is 0 (split_k's rule) or a positive number of parts, not %r" % (parts,))
+    if not parts:
+        return split_k(m, n, k, g)
+    groups = k // g
+    per = -(-groups // parts)
+    return -(-groups // per), per
+
+
+def _launches(dtype, g, operands, planes, splits, per):
+    """[Launch] of a product: one unsplit kernel, or the split kernel and the sum of its parts
+    (which it reads as [splits, 1, 8 * M, N/8]: one tensor, viewed)."""
+    if splits == 1:
+        return [Launch(awq_kernel(dtype, g), {}, operands + (planes,))]
+    x = operands[0]
+    eight, m, packed = planes.shape
+    parts = torch.empty(splits, eight, m, packed, dtype=torch.float32, device=x.device)
+    return [Launch(awq_kernel(dtype, g, split=True), {}, operands + (parts, per)),
+            Launch(sum_kernel(dtype), {}, (parts.view(splits, 1, eight * m, packed), planes.view(eight * m, packed)))]
+
+
+def _tuning_launches(config, shape):
+    m, n, k, g, name = awq_shape(shape)
+    dtype, meta = getattr(hk, name), dict(device="meta")
+    t = getattr(torch, dtype.torch_name)
+    operands = (torch.empty(m, k, dtype=t, **meta), torch.empty(k, n // 8, dtype=torch.int32, **meta),
+                torch.empty(k // g, n // 8, dtype=torch.int32, **meta), torch.empty(8, k // g, n // 8, dtype=t, **meta))
+    planes = torch.empty(8, m, n // 8, dtype=t, **meta)
+    return _launches(dtype, g, operands, planes, *split_plan(config.as_dict(), shape))
+
+
+AWQ_GEMM = Tunable(
+    name="awq_gemm", space=awq_space, knobs=frozenset(("parts",)), launches=_tuning_launches,
+    default=lambda arch: {"parts": 0}, bucket=awq_bucket,
+    describe=lambda shape: "%s M=%d N=%d K=%d G=%d" % (awq_shape(shape)[4], *awq_shape(shape)[:4]),
+    sources=(os.path.abspath(__file__), gemm.__file__))
+
+
 # torch operators -------------------------------------------------------------------------------
 
 def launch_awq(x, qweight, scales, qzeros, out):
@@ -178,14 +249,20 @@ def launch_awq(x, qweight, scales, qzeros, out):
     # columns' scales (a copy of 1/(4G) of the weight's bytes).
     scale_planes = scales.view(groups, packed, 8).permute(2, 0, 1).contiguous()
     operands = (registry.rows(op, "x", x, k), qweight.contiguous(), qzeros.contiguous(), scale_planes)
-    splits, per = split_k(m, n, k, k // groups)
-    if splits > 1:
-        # Decode: the planes of each part of K in fp32, added by a second kernel in one order.
-        parts = torch.empty(splits, 8, m, packed, dtype=torch.float32, device=x.device)
-        awq_kernel(dtype, k // groups, split=True)(*operands, parts, per)
-        sum_kernel(dtype)(parts.view(splits, 1, 8 * m, packed), planes.view(8 * m, packed))
+    g = k // groups
+    if m > DECODE_ROWS:
+        awq_kernel(dtype, g)(*operands, planes)
     else:
-        awq_kernel(dtype, k // groups)(*operands, planes)
+        # Decode: the planes of each part of K in fp32, added by a second kernel in one order;
+        # the parts are the bucket's tuned choice on the launch's target, else split_k's rule.
+        shape = (m, n, k, g, dtype.name)
+        arch = tuned.launch_arch()
+
+        def run(knobs):
+            for launch in _launches(dtype, g, operands, planes, *split_plan(knobs, shape)):
+                launch.kernel(*launch.args, arch=arch, **launch.constants)
+
+        tuned.launch(AWQ_GEMM, shape, run, arch)
     out.view(m, n).copy_(planes.permute(1, 2, 0).reshape(m, n))
 
 

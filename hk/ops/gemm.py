@@ -127,12 +127,7 @@ def accumulate(a, b, dtype, waves, b_major, BM, BN, BK, KSTEP, UNROLL, bx, by, w
         return prod
 
     acc = hk.zeros(hk.RT(hk.i32 if dtype == hk.i8 else hk.fp32, BM // WM, BN // 2))
-    steps = hk.cdiv(a.cols, BK)
-    k0 = 0
-    if split is not None:
-        part, per = split
-        k0 = part * per
-        steps = hk.maximum(hk.minimum(steps - k0, per), 0)
+    k0, steps = split_part(hk.cdiv(a.cols, BK), split)
     hk.lds.commit(a_lds, 0, hk.lds.issue(a_lds, a, hk.tile_coord(0, 0, by, k0)))
     hk.lds.commit(b_lds, 0, hk.lds.issue(b_lds, b, b_tile(k0), transpose=transpose))
     hk.arch.barrier()
@@ -256,6 +251,16 @@ def split_sum_kernel(out=hk.bf16, with_bias=False):
 # Decode's split-K: up to DECODE_ROWS rows of x, K in parts of at least SPLIT_STEPS steps of
 # BK = 32, enough parts for about SPLIT_WORKGROUPS workgroups in all.
 DECODE_ROWS, SPLIT_STEPS, SPLIT_WORKGROUPS = 32, 8, 128
+
+
+def split_part(steps, split):
+    """(first step, steps) of K a workgroup takes: all of them, or with split = (its part's index,
+    steps per part) its part's, none past the end (traced: both may be runtime values)."""
+    if split is None:
+        return 0, steps
+    part, per = split
+    first = part * per
+    return first, hk.maximum(hk.minimum(steps - first, per), 0)
 
 
 def split_k(m, n, k, bn=128, bk=32):

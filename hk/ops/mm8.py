@@ -14,9 +14,10 @@ activations (W8A16).
         correction is subtracted in int32, then the epilogue is fp32).
     scaled_mm(a, b, scale_a, scale_b, out_dtype, bias=None)
         a fp8 [..., K] (torch.float8_e4m3fn or float8_e5m2; on gfx942 also float8_e4m3fnuz or
-        float8_e5m2fnuz), or bf16 / fp16 with fp8 weights; b fp8 [K, N] (torch._scaled_mm's: column-major read in place); out_dtype bf16, fp16 or
-        fp32, bias [N] in out_dtype; scale_a None, per tensor or per token ([M, 1]) and scale_b None,
-        per tensor or per column ([1, N] or [N]): out = (a @ b) * scale_a * scale_b + bias, a @ b
+        float8_e5m2fnuz), or bf16 / fp16 with fp8 weights; b fp8 [K, N] (torch._scaled_mm's:
+        column-major, read in place); out_dtype bf16, fp16 or fp32, bias [N] in out_dtype; scale_a
+        None, per tensor or per token ([M, 1]) and scale_b None, per tensor or per column ([1, N]
+        or [N]): out = (a @ b) * scale_a * scale_b + bias, a @ b
         accumulated in fp32. Block scales: scale_a [M, K/128] (per token per 128 columns of K),
         scale_b [K/128, N/128] (b's shape / 128: the [N/128, K/128] weight scales of
         w8a8_block_fp8_matmul transposed, as vLLM passes them to cutlass_scaled_mm), K and N
@@ -38,11 +39,15 @@ instruction's own, its register tiles converted to 16-bit after each LDS read (O
 bit operations per element; FNUZ operands of a converted product are left to the other kernel);
 with 128 x 128 block scales each group of K's product (one step of 128 for the instruction's
 own operands, several of 32 for converted ones) scaled and added to the sum. mm8_kernel, for the
-rest (zero points, FNUZ operands of converted products, rows in pieces): a workgroup of 4 waves owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64,
-each wave 16 x 32: a group's product is held beside the sum), reading its operands from global
-memory (past the edges they read zeros) straight into the matrix fragments: correct, not fast (no
-LDS staging;
-see docs/performance.md).
+rest (zero points, FNUZ operands of converted products, rows in pieces): a workgroup of 4 waves
+owns 64 x 64 of out, each wave 32 x 32 (with block scales 32 x 64, each wave 16 x 32: a group's
+product is held beside the sum), reading its operands from global memory (past the edges they
+read zeros) straight into the matrix fragments: correct, not fast (no LDS staging; see
+docs/performance.md).
+
+The fast kernel's schedule (C's tile BM x BN, K's step BK in bytes, steps per loop iteration) is
+tuned per target and bucket of M for the products with per-tensor or per-token/channel scales:
+INT8_SCALED_MM and SCALED_MM are the Tunables hk-tune searches and hk/tuned/<arch>.json ships.
 """
 
 import functools
@@ -541,9 +546,7 @@ def fp8_plan(a_dtype, b_dtype, arch):
     if a_dtype in HALF:
         return HALF[a_dtype], kind(b_dtype), HALF[a_dtype]
     fp8 = FNUZ.get(a_dtype) or FP8[a_dtype]
-    native = "fnuz" if a_dtype in FNUZ else "ocp"
-    if a_dtype == b_dtype and target.fp8_format == native and any(s.a == fp8.name.replace("fnuz", "")
-                                                                  for s in target.mma_shapes):
+    if a_dtype == b_dtype and native_fp8(arch, fp8.name[3:].replace("fnuz", "")) == fp8.name:
         return fp8, fp8, fp8
     return kind(a_dtype), kind(b_dtype), hk.bf16
 

@@ -673,7 +673,7 @@ class SglangDecodeAttention(PagedAttention):
         return mine, engine(kernels, arch, count, shape)
 
     @staticmethod
-    def _cores(arch):
+    def cores(arch):
         # get_device_core_count and _lean_num_cus: the device's compute units as ROCm counts
         # them (multi_processor_count; RDNA: its WGPs).
         from hk.perf import device as devices
@@ -694,7 +694,7 @@ class SglangDecodeAttention(PagedAttention):
         """(grid, constexprs) of SGLang's Lean launch at a bucket."""
         heads, kvh, d = shape
         group = heads // kvh
-        programs, remap, xcds = self.lean_launch(self._cores(arch), kvh, group)
+        programs, remap, xcds = self.lean_launch(self.cores(arch), kvh, group)
         head_blocks = -(-group // self.LEAN_BLOCK_M)
         rows = kvh * head_blocks
         width = 1 << (d - 1).bit_length()
@@ -735,7 +735,7 @@ class SglangDecodeAttention(PagedAttention):
         heads, kvh, d = shape
         klens, indptr, indices, cache = self._pools(count, shape)
         seqs, splits = len(klens), self.MAX_SPLITS
-        nsplits = np.array(self.kv_splits(klens, heads, kvh, self._cores(arch)), np.int32)
+        nsplits = np.array(self.kv_splits(klens, heads, kvh, self.cores(arch)), np.int32)
         P = ek.Ptr
         logits = P("float32", seqs * heads * splits * d * 4)
         lse = P("float32", seqs * heads * splits * 4)

@@ -510,12 +510,6 @@ def _sglang_computes(cases, tmp):
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _units(arch):
-    from hk.perf import device as devices
-
-    return devices.get(None, arch=arch).units
-
-
 # Qwen3-8B's heads (the op's model), MI300X-like and RDNA-like unit counts, a long and a short context.
 _GATES = [(32, 4, b, b * n) for b in (1, 4, 8, 12, 13, 16, 64, 256) for n in (1024, 4096, 16384, 65536)] + \
     [(8, 8, 16, 16 * 200000), (8, 8, 64, 64 * 100000), (64, 1, 2, 2 * 16384), (64, 1, 1, 8000), (0, 4, 0, 0)]
@@ -524,8 +518,9 @@ _GATES = [(32, 4, b, b * n) for b in (1, 4, 8, 12, 13, 16, 64, 256) for n in (10
 @pytest.fixture(scope="module")
 def sglang_lean(tmp_path_factory):
     heads, kvh, d = rfm.PREDICTED["sglang.attention_decode"].shapes(1)[0]
-    launches = [(_units(a), heads, kvh, d, s, n) for a in rfm.ARCHS for s, n in ((16, 1024), (3, 4100))]
-    launches.append((_units("gfx942"), 28, 4, 128, 2, 300))  # no XCD remap (4 K/V heads)
+    cores = po.SglangDecodeAttention.cores
+    launches = [(cores(a), heads, kvh, d, s, n) for a in rfm.ARCHS for s, n in ((16, 1024), (3, 4100))]
+    launches.append((cores("gfx942"), 28, 4, 128, 2, 300))  # no XCD remap (4 K/V heads)
     tops = sorted({po.SglangDecodeAttention.decode_max(a) for a in rfm.ARCHS})
     cases = {"gates": _GATES, "capture": tops, "launches": launches}
     return cases, _sglang_computes(cases, tmp_path_factory.mktemp("sglang"))
@@ -605,7 +600,7 @@ def test_sglangs_lean_kernel_is_lifted_and_compiled_at_its_launch(arch, sglang_l
     monkeypatch.setattr(perf, "predict_code_object", lambda co, name, grid, block, values, arch, shared_mem:
                         launches.append((name, grid, block, len(co))) or type("P", (), {"seconds": 1e-6})())
     for (cores, heads, kvh, d, seqs, context), want in zip(cases["launches"], theirs["launches"]):
-        if cores != _units(arch) or heads != base.shapes(1)[0][0]:
+        if cores != po.SglangDecodeAttention.cores(arch) or heads != base.shapes(1)[0][0]:
             continue
         op = copy.copy(base)
         op.CONTEXT = context
