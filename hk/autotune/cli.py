@@ -8,6 +8,7 @@ reads at launch (point HK_TUNED at it, or ship it in hk/tuned).
     hk-tune --ops=flash_attention --shape=1,32,8,4096,4096,128,causal --archs=gfx1100 --out=tuned/
     hk-tune --ops=linear_split_k,fused_moe --from-engine=vllm --model=olmoe-1b-7b --archs=gfx1100 --out=tuned/
     hk-tune --ops=awq_gemm --model=qwen3-8b --tokens=1 --archs=gfx942 --out=tuned/
+    hk-tune --ops=paged_attention_decode --from-engine=vllm --model=llama-3-8b --archs=gfx942 --out=tuned/
 
 --model takes the shapes of a model's layers (hk/autotune/models.json: Qwen3-8B, Llama-3-8B,
 OLMoE) at each --tokens, or, with --from-engine=vllm|sglang, at the tokens per step that engine
@@ -16,7 +17,9 @@ for linear_split_k and awq_gemm, decode's 1 and up to 32 rows; for fused_moe, on
 of rows per expert up to the prefill chunk, from the model's experts and top-k; awq_gemm's
 weights in groups of AWQ_GROUP); --shape gives one: a linear's (or linear_split_k's, M up to 32)
 M,N,K[,fp16]; an attention's BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal]; fused_moe's
-TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16]; awq_gemm's M,N,K,G[,bf16] (M up to 32).
+TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16]; awq_gemm's M,N,K,G[,bf16] (M up to 32);
+paged_attention_decode's SEQS,CONTEXT,HEADS,KV_HEADS,D[,BLOCK_SIZE] (--tokens are its sequences,
+of DECODE_CONTEXT keys each; --from-engine, one count per bucket up to the largest decode batch).
 --shard=I/N evaluates every N-th candidate into --records_out and --records reads such files
 back before searching (how hk_tune spreads a search over Bazel actions). Without a GPU of the
 target, candidates are ranked by hk.perf's prediction (each entry records the model's version
@@ -92,6 +95,10 @@ def linear_shapes(config):
 MM8_OPS = ("int8_scaled_mm", "scaled_mm")
 # The decode-only ops (a split of K, M up to 32 rows).
 DECODE_OPS = ("linear_split_k", "awq_gemm")
+# Paged decode attention: --tokens (or an engine's decode batches) are its sequences, each of
+# DECODE_CONTEXT keys (the context engine routes are predicted at).
+PAGED_DECODE = "paged_attention_decode"
+DECODE_CONTEXT = 1024
 # The group size of a model's AWQ checkpoint (AutoAWQ's default q_group_size, the one vLLM's AWQ
 # route is predicted at); its 4-bit weights are the model's linears.
 AWQ_GROUP = 128
@@ -113,6 +120,10 @@ def engine_tokens(op, engine, arch, config=None):
 
     facts = engines()[engine]
     prefill, decode_max = facts["prefill"][arch], facts["decode_max"][arch]
+    if op == PAGED_DECODE:  # each bucket of sequences up to the largest decode batch
+        from hk.ops import paged
+
+        return sorted({s for s in paged.SEQ_BUCKETS if s <= decode_max} | {decode_max})
     if op in DECODE_OPS:
         return sorted({1, min(gemm.DECODE_ROWS, decode_max)})
     if op == "fused_moe":
@@ -158,6 +169,19 @@ def parse_shape(op, text, arch=None):
             raise UsageError("--shape=%s: %s" % (text, what))
         return dims + ("fp8" + rest[0] if rest else _target_fp8(arch),)
 
+    if op == PAGED_DECODE:
+        from hk.ops import paged
+
+        what = ("a paged decode's shape is SEQS,CONTEXT,HEADS,KV_HEADS,D with an optional BLOCK_SIZE (16 by "
+                "default): HEADS a multiple of KV_HEADS, D a multiple of 16 up to 256, BLOCK_SIZE of 16")
+        dims, rest = _dims(text, 5, what)
+        try:
+            bs = (int(rest[0]),) if rest else ()
+        except ValueError:
+            bs = (0,)
+        if dims[2] % dims[3] or dims[4] % 16 or dims[4] > 256 or (bs and (bs[0] < 1 or bs[0] % paged.TILE)):
+            raise UsageError("--shape=%s: %s" % (text, what))
+        return dims + bs
     if op == "awq_gemm":
         what = ("an AWQ product's shape is M,N,K,G with M up to %d, N a multiple of 8 and G (the group size) a "
                 "multiple of %d dividing K, with an optional dtype (fp16 or bf16)" % (gemm.DECODE_ROWS, awq.BK))
@@ -225,6 +249,9 @@ def shapes_for(op, given, model_names, tokens, arch=None):
                 raise UsageError("%s has no experts: fused_moe has no shapes in it" % name)
             shapes += [(t, config["num_experts"], config["experts_per_token"], config["hidden_size"],
                         config["intermediate_size"]) for t in counts]
+        elif op == PAGED_DECODE:
+            shapes += [(seqs, DECODE_CONTEXT, config["num_attention_heads"], config["num_key_value_heads"],
+                        config["head_dim"]) for seqs in counts]
         else:  # a prefill of `tokens` tokens, causal
             shapes += [(1, config["num_attention_heads"], config["num_key_value_heads"], t, t,
                         config["head_dim"], True) for t in tokens]
@@ -291,8 +318,8 @@ def main(argv):
         def tokens_of(op):
             if FLAGS.from_engine and not FLAGS["tokens"].present:
                 return lambda config: engine_tokens(op, FLAGS.from_engine, arch, config)
-            if op in DECODE_OPS and not FLAGS["tokens"].present:
-                return [1]  # a decode's single row (its bucket is M 1-32)
+            if op in DECODE_OPS + (PAGED_DECODE,) and not FLAGS["tokens"].present:
+                return [1]  # a decode's single row (its bucket is M 1-32), or sequence
             return tokens
         return [(op, shapes_for(op, FLAGS.shape, FLAGS.model, tokens_of(op), arch)) for op in FLAGS.ops]
 

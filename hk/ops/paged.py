@@ -45,10 +45,14 @@ lays out its KV cache): the kernels then read both from that tensor, with no cop
 """
 
 import functools
+import os
 
 import torch
 
 import hk
+from hk import tuned
+from hk.autotune.space import space
+from hk.autotune.tunable import Launch, Tunable
 from hk.ops import mm8, registry
 from hk.target import facts
 
@@ -154,10 +158,11 @@ def _key_steps(D, BS, KV, fp8=None):
         return t.to(bf16).to(f32) * scale
 
     @hk.func
-    def attend_fp8(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, end, tiles, qk_scale, causal, scales):
+    def attend_fp8(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, end, tiles, qk_scale, causal, scales,
+                   first=None):
         """attend for fp8 caches: each 16 keys dequantized into LDS, then the same step."""
-        full = hk.minimum(n // TILE, tiles)
-        for j in hk.range(full):
+        full, steps = _tiles(n, tiles, first)
+        for j in steps(full):
             fill(k_lds, v_lds, k, v, tables, seq, kvh, j, scales)
             hk.arch.barrier()
             OT, m, l = key_step(j, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, causal, False)
@@ -187,18 +192,27 @@ def _key_steps(D, BS, KV, fp8=None):
         for kd in range(D // 16):
             hk.scatter(o, hk.tile_coord(0, 0, 0, kd), queries, hk.div_col(OT[kd], l).T.to(bf16))
 
+    def _tiles(n, tiles, first):
+        """(the end of the whole tiles to walk, the loop over them from `first`): tiles
+        0 .. tiles-1 of the sequence, or with `first` (a part's) those from it, none when the
+        part begins past its end."""
+        if first is None:
+            return hk.minimum(n // TILE, tiles), hk.range
+        return hk.maximum(hk.minimum(n // TILE, tiles), first), lambda full: hk.range(first, full)
+
     @hk.func
-    def attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, end, tiles, qk_scale, causal):
-        """The keys of tiles 0 .. tiles-1 of the sequence (n of them) into OT, m and l; with
-        `causal`, each query's keys end at its entry of `end`."""
-        full = hk.minimum(n // TILE, tiles)
+    def attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, end, tiles, qk_scale, causal, first=None):
+        """The keys of tiles 0 .. tiles-1 of the sequence (n of them) into OT, m and l, or with
+        `first` those of tiles first .. tiles-1; with `causal`, each query's keys end at its
+        entry of `end`."""
+        full, steps = _tiles(n, tiles, first)
         # Each 16 keys' copy is issued a step ahead: its loads are in flight while the keys
         # before it are computed, and written into LDS after the barrier that ends that step.
-        k_next, v_next = issue(k_lds, v_lds, k, v, tables, seq, kvh, 0)
+        k_next, v_next = issue(k_lds, v_lds, k, v, tables, seq, kvh, 0 if first is None else first)
         hk.lds.commit(k_lds, 0, k_next)
         hk.lds.commit(v_lds, 0, v_next)
         hk.arch.barrier()
-        for j in hk.range(full):
+        for j in steps(full):
             k_next, v_next = issue(k_lds, v_lds, k, v, tables, seq, kvh, j + 1)
             OT, m, l = key_step(j, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, causal, False)
             hk.arch.barrier()
@@ -260,6 +274,81 @@ def decode_kernel(D, GROUP, BS, KV=1, fp8=None):
                    o: hk.Tensor[bf16], scale: float, kv_scales: F):
             body(q, k, v, tables, lens, o, scale, kv_scales)
     return hk.kernel(grid=grid, name=name)(decode)
+
+
+@functools.lru_cache(maxsize=None)
+def decode_split_kernel(D, GROUP, BS, KV=1, fp8=None):
+    """decode_kernel with each sequence's keys cut into parts, a workgroup per part (the grid's
+    third dimension, as many as `partial`'s batch): part p of P walks tiles p·per .. of the
+    sequence's cdiv(n, 16), per = cdiv(cdiv(n, 16), P), and writes its queries' O normalized by
+    its own sum into `partial` [P, 1, seqs * heads, D] fp32 and their log2 of sum and maximum
+    (in base 2) into `lse` [P, 1, seqs * heads, 16] (the value repeated along the row), which
+    merge_kernel combines. A part past the sequence's keys writes O = 0 and lse = -BIG."""
+    QT = -(-GROUP // TILE)
+    f32 = hk.fp32
+    begin, attend, _ = _key_steps(D, BS, KV, fp8)
+
+    def body(q, k, v, tables, lens, partial, lse, scale, scales):
+        seq = hk.arch.block_idx.y
+        kvh = hk.arch.block_idx.x // QT
+        qt = hk.arch.block_idx.x % QT
+        part = hk.arch.block_idx.z
+        heads = k.cols // (D * KV) * GROUP
+        first = qt * TILE
+        queries = _row_ids(seq * heads + kvh * GROUP + first, hk.minimum(GROUP - first, TILE))
+        q_lds, k_lds, v_lds, OT, m, l = begin(q, queries)
+        n = lens.load_scalar(0, 0, 0, seq)
+        tiles = hk.cdiv(n, TILE)
+        per = hk.cdiv(tiles, partial.batch)
+        start = part * per
+        extra = () if fp8 is None else (scales,)
+        OT, m, l = attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, n,
+                          hk.maximum(hk.minimum(start + per, tiles), start), scale * LOG2E, False, *extra,
+                          first=start)
+        l = hk.maximum(l, 1e-30)  # (no key: O = 0, and lse below -BIG's floor)
+        for kd in range(D // 16):
+            hk.scatter(partial, hk.tile_coord(part, 0, 0, kd), queries, hk.div_col(OT[kd], l).T)
+        sums = hk.maximum(m + hk.math.log2(l), -BIG)
+        hk.scatter(lse, hk.tile_coord(part, 0, 0, 0), queries, hk.add_col(hk.zeros(hk.RT(f32, TILE, TILE)), sums).T)
+
+    grid = lambda p: (p.k.cols // (D * KV) * QT, p.lens.cols, p.partial.batch)  # noqa: E731
+    name = "paged_decode_split_d%d_g%d_b%d%s" % (D, GROUP, BS, _suffix(KV, fp8))
+    C, F, bf16 = hk.Tensor[_cache_type(fp8)], hk.Tensor[f32], hk.bf16
+    if fp8 is None:
+        def decode_split(q: hk.Tensor[bf16], k: C, v: C, tables: hk.Tensor[hk.i32], lens: hk.Tensor[hk.i32],
+                         partial: F, lse: F, scale: float):
+            body(q, k, v, tables, lens, partial, lse, scale, None)
+    else:
+        def decode_split(q: hk.Tensor[bf16], k: C, v: C, tables: hk.Tensor[hk.i32], lens: hk.Tensor[hk.i32],
+                         partial: F, lse: F, scale: float, kv_scales: F):
+            body(q, k, v, tables, lens, partial, lse, scale, kv_scales)
+    return hk.kernel(grid=grid, name=name)(decode_split)
+
+
+@functools.lru_cache(maxsize=None)
+def merge_kernel(D):
+    """o = the parts' O (decode_split_kernel's `partial` and `lse`) weighted by 2^lse, in one
+    order: a wave per 16 rows of o [seqs * heads, D] bf16."""
+    f32 = hk.fp32
+    spec = hk.RT(f32, TILE, 16)
+
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.o.rows, TILE),), name="paged_decode_merge_d%d" % D)
+    def paged_decode_merge(partial: hk.Tensor[f32], lse: hk.Tensor[f32], o: hk.Tensor[hk.bf16]):
+        bx = hk.arch.block_idx.x
+        top = hk.full(spec, -BIG)  # the largest lse so far, each row's
+        total = hk.zeros(spec)     # the sum of 2^(lse - top)
+        acc = [hk.zeros(spec) for _ in range(D // 16)]
+        for p in hk.range(partial.batch):
+            sums = lse[p, 0, bx, 0].load(spec)
+            new_top = hk.maximum(top, sums)
+            old, this = hk.math.exp2(top - new_top), hk.math.exp2(sums - new_top)
+            total = total * old + this
+            acc = [a * old + partial[p, 0, bx, kd].load(spec) * this for kd, a in enumerate(acc)]
+            top = new_top
+        for kd in range(D // 16):
+            o[0, 0, bx, kd] = (acc[kd] / total).to(hk.bf16)
+
+    return paged_decode_merge
 
 
 @functools.lru_cache(maxsize=None)
@@ -384,13 +473,93 @@ def launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, 
     k2, v2, kv = caches(op, key_cache, value_cache)
     q2 = registry.rows(op, "query", query, d)
     o2 = registry.rows(op, "out", out, d, writable=True)
-    if fp8 is None:
-        kernel = decode_kernel(d, heads // kv_heads, bs, kv)
-        kernel(q2, k2, v2, block_tables.contiguous(), seq_lens.contiguous(), o2, float(scale))
-        return
-    kernel = decode_kernel(d, heads // kv_heads, bs, kv, fp8[0])
-    kernel(q2, _as_stored(k2, fp8[0]), _as_stored(v2, fp8[0]), block_tables.contiguous(), seq_lens.contiguous(), o2,
-           float(scale), fp8[1])
+    if fp8 is not None:
+        k2, v2 = _as_stored(k2, fp8[0]), _as_stored(v2, fp8[0])
+    fmt = None if fp8 is None else fp8[0]
+    operands = (q2, k2, v2, block_tables.contiguous(), seq_lens.contiguous())
+    extra = () if fp8 is None else (fp8[1],)
+    # The parts each sequence's keys are cut into are the bucket's tuned choice on the launch's
+    # target (by sequences, heads and head size), else one.
+    shape = (seqs, block_tables.shape[1] * bs, heads, kv_heads, d, bs)
+    arch = tuned.launch_arch()
+
+    def run(knobs):
+        for launch in decode_launches(d, heads // kv_heads, bs, kv, fmt, operands, o2, float(scale), extra,
+                                       decode_parts(knobs)):
+            launch.kernel(*launch.args, arch=arch, **launch.constants)
+
+    tuned.launch(PAGED_DECODE, shape, run, arch)
+
+
+def decode_launches(d, group, bs, kv, fmt, operands, o2, scale, extra, parts):
+    """[Launch] of a decode: the one-pass kernel, or (parts > 1) the split kernel and the merge of
+    its parts. operands: (q, k, v, tables, lens) as the kernels take them; extra: an fp8 cache's
+    (kv_scales,)."""
+    if parts == 1:
+        return [Launch(decode_kernel(d, group, bs, kv, fmt), {}, operands + (o2, scale) + extra)]
+    rows = o2.shape[0]
+    partial = torch.empty(parts, 1, rows, d, dtype=torch.float32, device=o2.device)
+    lse = torch.empty(parts, 1, rows, TILE, dtype=torch.float32, device=o2.device)
+    return [Launch(decode_split_kernel(d, group, bs, kv, fmt), {}, operands + (partial, lse, scale) + extra),
+            Launch(merge_kernel(d), {}, (partial, lse, o2))]
+
+
+# Tuning -----------------------------------------------------------------------------------------
+
+# Decode's parts per sequence as a candidate of its launches (the one-pass kernel, or the split
+# kernel and the merge), per bucket of sequences by heads, K/V heads and head size: a few
+# sequences leave most of a large GPU idle with a workgroup per K/V head and sequence. A shape
+# is (SEQS, CONTEXT, HEADS, KV_HEADS, D[, BS]): SEQS sequences of CONTEXT keys each in a bf16
+# cache of BS-slot blocks (16 by default); the bucket does not depend on CONTEXT (a launch knows
+# its block table's width, not its sequences' lengths, without waiting for the device).
+SEQ_BUCKETS = (1, 4, 16, 64, 256)
+
+
+def decode_space(target):
+    return space(parts=[1, 2, 4, 8, 16, 32])
+
+
+def decode_parts(knobs):
+    """The parts of `knobs` ({} or None: one)."""
+    parts = dict(knobs or {}).get("parts", 1)
+    if not isinstance(parts, int) or isinstance(parts, bool) or parts < 1:
+        raise ValueError("parts is a positive number of parts per sequence, not %r" % (parts,))
+    return parts
+
+
+def decode_shape(shape):
+    """(seqs, context, heads, kv_heads, d, bs) of a decode's shape."""
+    seqs, context, heads, kv_heads, d, *rest = (int(x) for x in shape)
+    return seqs, context, heads, kv_heads, d, rest[0] if rest else TILE
+
+
+def decode_bucket(shape):
+    seqs, _, heads, kv_heads, d, bs = decode_shape(shape)
+    low = 0
+    for high in SEQ_BUCKETS:
+        if seqs <= high:
+            return "H=%d KVH=%d D=%d BS=%d seqs=%d-%d" % (heads, kv_heads, d, bs, low + 1, high)
+        low = high
+    return "H=%d KVH=%d D=%d BS=%d seqs>%d" % (heads, kv_heads, d, bs, SEQ_BUCKETS[-1])
+
+
+def _tuning_launches(config, shape):
+    seqs, context, heads, kv_heads, d, bs = decode_shape(shape)
+    used = -(-context // bs)
+    meta = dict(dtype=torch.bfloat16, device="meta")
+    tables = torch.arange(seqs * used, dtype=torch.int32).view(seqs, used)  # (values: they steer the kernel)
+    lens = torch.full((seqs,), context, dtype=torch.int32)
+    operands = (torch.empty(seqs * heads, d, **meta), torch.empty(seqs * used, 1, bs, kv_heads * d, **meta),
+                torch.empty(seqs * used, 1, bs, kv_heads * d, **meta), tables, lens)
+    return decode_launches(d, heads // kv_heads, bs, 1, None, operands, torch.empty(seqs * heads, d, **meta),
+                            d ** -0.5, (), decode_parts(config.as_dict()))
+
+
+PAGED_DECODE = Tunable(
+    name="paged_attention_decode", space=decode_space, knobs=frozenset(("parts",)), launches=_tuning_launches,
+    default=lambda arch: {"parts": 1}, bucket=decode_bucket,
+    describe=lambda shape: "seqs=%d context=%d H=%d KVH=%d D=%d BS=%d" % decode_shape(shape),
+    sources=(os.path.abspath(__file__),))
 
 
 def launch_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_start_loc, max_query_len, scale,

@@ -351,7 +351,7 @@ class PagedAttention(Op):
         """hk's paged decode or prefill kernel (hk.ops.paged) on the bucket's batch."""
         import torch
 
-        from hk import perf
+        from hk import perf, tuned
         from hk.ops import paged
 
         heads, kvh, d = shape
@@ -367,9 +367,12 @@ class PagedAttention(Op):
         k = torch.empty(seqs * used, 1, bs, kvh * d, **meta)
         o = torch.empty(tokens, heads * d, **meta).view(-1, d)
         scale = d ** -0.5
-        if self.fact == "seqs":
-            kernel = paged.decode_kernel(d, heads // kvh, bs, 1)
-            return perf.predict(kernel, q, k, k, tables, lens, o, scale, arch=arch).seconds
+        if self.fact == "seqs":  # the launches hk.ops makes: the parts are the bucket's tuned choice
+            knobs = tuned.lookup(paged.PAGED_DECODE, (seqs, max(klens), heads, kvh, d, bs), arch)
+            launches = paged.decode_launches(d, heads // kvh, bs, 1, None, (q, k, k, tables, lens), o, scale, (),
+                                             paged.decode_parts(knobs))
+            return sum(perf.predict(launch.kernel, *launch.args, arch=arch, **launch.constants).seconds
+                       for launch in launches)
         kernel = paged.prefill_kernel(d, heads // kvh, bs, 1)
         return perf.predict(kernel, q, k, k, tables, lens, starts, o, scale, max(qlens), arch=arch).seconds
 
