@@ -325,28 +325,32 @@ def decode_split_kernel(D, GROUP, BS, KV=1, fp8=None):
     return hk.kernel(grid=grid, name=name)(decode_split)
 
 
+# Parts whose loads a merge wave has in flight at once: 2 (4 spill SGPRs; on gfx1201 so do 2).
+MERGE_UNROLL = {"gfx1201": 1}
+
+
 @functools.lru_cache(maxsize=None)
 def merge_kernel(D):
     """o = the parts' O (decode_split_kernel's `partial` and `lse`) weighted by 2^lse, in one
-    order: a wave per 16 rows of o [seqs * heads, D] bf16."""
+    order: a wave per 16 rows and 16 columns of o [seqs * heads, D] bf16, with MERGE_UNROLL parts'
+    loads in flight (a few waves of a decode each read every part)."""
     f32 = hk.fp32
     spec = hk.RT(f32, TILE, 16)
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.o.rows, TILE),), name="paged_decode_merge_d%d" % D)
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.o.rows, TILE), D // 16), name="paged_decode_merge_d%d" % D)
     def paged_decode_merge(partial: hk.Tensor[f32], lse: hk.Tensor[f32], o: hk.Tensor[hk.bf16]):
-        bx = hk.arch.block_idx.x
+        bx, kd = hk.arch.block_idx.x, hk.arch.block_idx.y
         top = hk.full(spec, -BIG)  # the largest lse so far, each row's
         total = hk.zeros(spec)     # the sum of 2^(lse - top)
-        acc = [hk.zeros(spec) for _ in range(D // 16)]
-        for p in hk.range(partial.batch):
+        acc = hk.zeros(spec)
+        for p in hk.range(partial.batch, unroll=MERGE_UNROLL.get(hk.arch.target().arch, 2)):
             sums = lse[p, 0, bx, 0].load(spec)
             new_top = hk.maximum(top, sums)
             old, this = hk.math.exp2(top - new_top), hk.math.exp2(sums - new_top)
             total = total * old + this
-            acc = [a * old + partial[p, 0, bx, kd].load(spec) * this for kd, a in enumerate(acc)]
+            acc = acc * old + partial[p, 0, bx, kd].load(spec) * this
             top = new_top
-        for kd in range(D // 16):
-            o[0, 0, bx, kd] = (acc[kd] / total).to(hk.bf16)
+        o[0, 0, bx, kd] = (acc / total).to(hk.bf16)
 
     return paged_decode_merge
 
