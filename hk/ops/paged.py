@@ -34,6 +34,12 @@ transposed, or on gfx950 read by the transposing LDS read). In the last 16 the s
 the sequence get no weight, and their values (whatever was left there) are made finite first.
 A sequence of no tokens gives zeros. No sliding window, ALiBi or logit cap.
 
+A decode of a few sequences gives a GPU a few dozen such waves, each walking a whole sequence:
+split, each sequence's keys are cut into parts, a wave per part (decode_split_kernel), whose
+normalized O and log-sum-exp a second kernel merges (merge_kernel). How many parts is a schedule
+choice: PAGED_DECODE is the Tunable hk-tune searches (per target and bucket of sequences by
+heads and head size) and hk/tuned/<arch>.json ships; without a tuned choice, one part.
+
 An fp8 cache's 16 keys are loaded, dequantized as vLLM's Triton kernel dequantizes them
 (bf16(value * scale): e4m3 converted by the target, on gfx942, whose fp8 is FNUZ,
 decoded from the bytes in integer arithmetic) and stored into the same bf16 LDS tiles, with no
