@@ -505,12 +505,13 @@ def decode_launches(d, group, bs, kv, fmt, operands, o2, scale, extra, parts):
     """[Launch] of a decode: the one-pass kernel, or (parts > 1) the split kernel and the merge of
     its parts. operands: (q, k, v, tables, lens) as the kernels take them; extra: an fp8 cache's
     (kv_scales,)."""
+    config = (d, group, bs, kv) + (() if fmt is None else (fmt,))  # (as the kernels' callers key them)
     if parts == 1:
-        return [Launch(decode_kernel(d, group, bs, kv, fmt), {}, operands + (o2, scale) + extra)]
+        return [Launch(decode_kernel(*config), {}, operands + (o2, scale) + extra)]
     rows = o2.shape[0]
     partial = torch.empty(parts, 1, rows, d, dtype=torch.float32, device=o2.device)
     lse = torch.empty(parts, 1, rows, TILE, dtype=torch.float32, device=o2.device)
-    return [Launch(decode_split_kernel(d, group, bs, kv, fmt), {}, operands + (partial, lse, scale) + extra),
+    return [Launch(decode_split_kernel(*config), {}, operands + (partial, lse, scale) + extra),
             Launch(merge_kernel(d), {}, (partial, lse, o2))]
 
 
