@@ -178,14 +178,7 @@ def split_plan(knobs, shape):
     m, n, k, g, _ = awq_shape(shape)
     if m > DECODE_ROWS:
         raise ValueError("AWQ's split of K is a decode's: M up to %d rows, not %d" % (DECODE_ROWS, m))
-    parts = dict(knobs or {}).get("parts", 0)
-    if not isinstance(parts, int) or isinstance(parts, bool) or parts < 0:
-        raise ValueError("parts is 0 (split_k's rule) or a positive number of parts, not %r" % (parts,))
-    if not parts:
-        return split_k(m, n, k, g)
-    groups = k // g
-    per = -(-groups // parts)
-    return -(-groups // per), per
+    return gemm.split_runs(dict(knobs or {}).get("parts", 0), k // g, lambda: split_k(m, n, k, g))
 
 
 def _launches(dtype, g, operands, planes, splits, per):

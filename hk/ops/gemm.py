@@ -263,6 +263,17 @@ def split_part(steps, split):
     return first, hk.maximum(hk.minimum(steps - first, per), 0)
 
 
+def split_runs(parts, units, rule):
+    """(runs, units per run) of a tuned choice's `parts`: 0 is the op's rule (`rule()`), P > 0
+    cuts `units` (K's steps or groups) into P runs, fewer when a run would be empty."""
+    if type(parts) is not int or parts < 0:
+        raise ValueError("parts is 0 (split_k's rule) or a positive number of parts, not %r" % (parts,))
+    if parts == 0:
+        return rule()
+    per = -(-units // parts)
+    return -(-units // per), per
+
+
 def split_k(m, n, k, bn=128, bk=32):
     """(parts, steps per part) for an m x n x k product: (1, all) unless it is a decode's."""
     steps = -(-k // bk)
@@ -381,19 +392,12 @@ def split_plan(knobs, shape):
     constants = dict(knobs or {})
     parts = constants.pop("parts", 0)
     waves = constants.pop("waves", None)
-    if not isinstance(parts, int) or parts < 0:
-        raise ValueError("parts is 0 (split_k's rule) or a positive number of parts, not %r" % (parts,))
+    bn, bk = constants.get("BN", 128), constants.get("BK", 32)
+    splits, per = split_runs(parts, -(-k // bk), lambda: split_k(m, n, k, bn, bk))
     dtype = getattr(hk, dtype)
     # Called as today's launch calls it when waves is the default's (one Kernel, one trace).
     kernel = gemm_kernel(dtype, hk.fp32, "ABt", split=True) if waves in (None, 4) else \
         gemm_kernel(dtype, hk.fp32, "ABt", split=True, waves=waves)
-    bn, bk = constants.get("BN", 128), constants.get("BK", 32)
-    if not parts:
-        splits, per = split_k(m, n, k, bn, bk)
-    else:
-        steps = -(-k // bk)
-        per = -(-steps // parts)
-        splits = -(-steps // per)
     return kernel, constants, splits, per
 
 

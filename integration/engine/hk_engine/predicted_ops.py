@@ -326,8 +326,8 @@ class FusedMoe(Op):
 class PagedAttention(Op):
     """vLLM's Triton unified attention (kernel_unified_attention; for a decode batch of at most
     seq_threshold_3D = 128 / K/V heads sequences its split-K form, 16 segments, and then
-    reduce_segments) as its TritonAttention backend launches it, against hk's paged decode or
-    prefill kernel (hk.ops.paged), bf16, on Qwen3-8B's heads, 16-slot blocks, K and V each a
+    reduce_segments) as its TritonAttention backend launches it, against hk's paged decode (split
+    as tuned) or prefill kernel (hk.ops.paged), bf16, on Qwen3-8B's heads, 16-slot blocks, K and V each a
     [blocks, 16, K/V heads, head size] cache. Decode: `seqs` sequences of CONTEXT keys, one query
     each; prefill: one causal sequence of `tokens` tokens, nothing cached."""
 
@@ -348,7 +348,8 @@ class PagedAttention(Op):
         return [count], [count]
 
     def hk_seconds(self, arch, count, shape):
-        """hk's paged decode or prefill kernel (hk.ops.paged) on the bucket's batch."""
+        """hk's paged decode (the launches of its bucket's tuned parts) or prefill kernel
+        (hk.ops.paged) on the bucket's batch."""
         import torch
 
         from hk import perf, tuned
