@@ -642,6 +642,24 @@ def _blocks(op, name, cache):
     return view
 
 
+def decode_reference(query, key_cache, value_cache, block_tables, seq_lens, scale):
+    """Decode attention in torch (float32, then query's dtype) on each sequence's keys and values
+    gathered through its block table: what the kernels compute, for tests."""
+    seqs, heads, d = query.shape
+    _, bs, kv_heads, _ = key_cache.shape
+    out = torch.zeros(seqs, heads, d)
+    for s in range(seqs):
+        n = int(seq_lens[s])
+        if n == 0:
+            continue
+        blocks = block_tables[s, :(n + bs - 1) // bs].long()
+        k, v = (c[blocks].reshape(-1, kv_heads, d)[:n].float().repeat_interleave(heads // kv_heads, 1)
+                for c in (key_cache, value_cache))
+        p = torch.softmax(torch.einsum("hd,nhd->hn", query[s].float(), k) * scale, -1)
+        out[s] = torch.einsum("hn,nhd->hd", p, v)
+    return out.to(query.dtype)
+
+
 def _decode(query, key_cache, value_cache, block_tables, seq_lens, scale, k_scale=None, v_scale=None):
     out = torch.empty(query.shape, dtype=query.dtype, device=query.device)
     launch_decode(query, key_cache, value_cache, block_tables, seq_lens, scale, out, k_scale, v_scale)

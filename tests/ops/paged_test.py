@@ -17,20 +17,7 @@ from hk.ops import paged
 from hk.target import facts
 
 
-def reference(q, kc, vc, tables, lens, scale):
-    seqs, heads, d = q.shape
-    _, bs, kv_heads, _ = kc.shape
-    out = torch.zeros(seqs, heads, d)
-    for s in range(seqs):
-        n = int(lens[s])
-        if n == 0:
-            continue
-        blocks = tables[s, :(n + bs - 1) // bs].long()
-        k = kc[blocks].reshape(-1, kv_heads, d)[:n].float().repeat_interleave(heads // kv_heads, 1)
-        v = vc[blocks].reshape(-1, kv_heads, d)[:n].float().repeat_interleave(heads // kv_heads, 1)
-        p = torch.softmax(torch.einsum("hd,nhd->hn", q[s].float(), k) * scale, -1)
-        out[s] = torch.einsum("hn,nhd->hd", p, v)
-    return out.to(q.dtype)
+reference = paged.decode_reference
 
 
 def case(seqs, heads, kv_heads, d, bs, lens, blocks=24, seed=0):
