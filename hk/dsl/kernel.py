@@ -105,6 +105,27 @@ class TracedKernel:
         return str(self.module)
 
     @functools.cached_property
+    def scalar_reads(self):
+        """The tensor parameters read through the scalar cache (hk-scalar-reads): the kernel
+        never writes them, and a launch refuses arguments over their memory that it writes."""
+        return self._argument_names("hk.scalar_reads")
+
+    @functools.cached_property
+    def writes(self):
+        """The tensor parameters the kernel writes."""
+        return self._argument_names("hk.writes")
+
+    def _argument_names(self, attribute):
+        from hk._mlir import ir
+
+        for op in self.module.body.operations:
+            if "hk.kernel" in op.attributes:
+                if attribute not in op.attributes:
+                    return ()
+                return tuple(self.params[i].name for i in ir.DenseI64ArrayAttr(op.attributes[attribute]))
+        return ()
+
+    @functools.cached_property
     def cpp(self):
         from hk.compiler import pipeline
 

@@ -97,6 +97,50 @@ def _check_not_empty(kernel, args, grid):
                               hint="skip the launch when a tensor is empty")
 
 
+def _extent(t):
+    """[first byte, one past the last) of the memory tensor `t` reads; empty for no element, and
+    for a meta tensor (no memory: hk.perf's launches)."""
+    if t.is_meta:
+        return 0, 0
+    start = t.data_ptr()
+    last = 0
+    for n, stride in zip(t.shape, t.stride()):
+        if n == 0:
+            return start, start
+        last += (n - 1) * stride
+    return start, start + (last + 1) * t.element_size()
+
+
+def scalar_read_pairs(kernel, traced):
+    """(read, written) argument positions of a traced kernel: a tensor read through the scalar
+    cache, which does not see the kernel's own stores, and one the kernel writes."""
+    reads, writes = traced.scalar_reads, traced.writes
+    if not (reads and writes):
+        return ()
+    position = {p.name: i for i, p in enumerate(kernel.params)}
+    return tuple((position[r], position[w]) for r in reads for w in writes)
+
+
+def sharing(args, pairs):
+    """The first (read, written) pair whose arguments' memory overlaps, or None."""
+    for r, w in pairs:
+        (a0, a1), (b0, b1) = _extent(args[r]), _extent(args[w])
+        if a0 < b1 and b0 < a1:
+            return r, w
+    return None
+
+
+def _check_scalar_reads(kernel, args, pairs):
+    shared = sharing(args, pairs)
+    if shared:
+        read, written = (kernel.params[i].name for i in shared)
+        raise LaunchError("kernel %s: argument %r is read through the scalar cache, which does not "
+                          "see the kernel's own stores, but its memory overlaps argument %r, which "
+                          "the kernel writes" % (kernel.name, read, written),
+                          hint="pass %s a copy (%s.clone()) or tensors that do not share memory"
+                          % (read, read))
+
+
 def divisors(kernel, args):
     """{tensor parameter: divisor} of the tensors a call passes (see hk.types.divisor_of)."""
     from hk import types
@@ -117,6 +161,7 @@ def built(kernel, args, arch, constants=None):
     _check_not_empty(kernel, args, grid)
     build = kernel.build(arch, divisors=divisors(kernel, args), **constants)
     shapes.check(build.traced, args, grid)
+    _check_scalar_reads(kernel, args, scalar_read_pairs(kernel, build.traced))
     return build, grid, args
 
 
@@ -161,9 +206,9 @@ _fp32 = struct.Struct("f")
 
 
 class _Launcher:
-    __slots__ = ("ints", "floats", "reads", "plans")
+    __slots__ = ("ints", "floats", "reads", "plans", "pairs")
 
-    def __init__(self, kernel, reads):
+    def __init__(self, kernel, reads, pairs):
         from hk import types
 
         scalars = [(i, p) for i, p in enumerate(kernel.params) if not isinstance(p.kind, types.TensorType)]
@@ -171,6 +216,7 @@ class _Launcher:
         self.floats = tuple(i for i, p in scalars if p.kind.is_float)
         self.reads = tuple(i for i, p in scalars if p.name in reads)
         self.plans = {}
+        self.pairs = pairs  # scalar_read_pairs: checked at every call, the fast path's included
 
     def values(self, args):
         """The arguments as the compiled kernel sees them, or None: take the full path."""
@@ -247,7 +293,7 @@ def launch(kernel, args, arch=None, constants=None):
         values = launcher.values(args)
         if values is not None:
             plan = launcher.plans.get(tuple([values[i] for i in launcher.reads]) if launcher.reads else ())
-            if plan is not None:
+            if plan is not None and not (launcher.pairs and sharing(values, launcher.pairs)):
                 return _runner(which).run(plan[0], plan[1], values)
     return _launch(kernel, args, arch, constants, which, key)
 
@@ -272,10 +318,11 @@ def bound(kernel, args, arch=None, constants=None):
     code, grid = launcher.plans[()]
     runner = _runner(which)
     constants = dict(constants or {})
+    pairs = launcher.pairs
 
     def run(*args):
-        if getattr(_captured, "launches", None) is not None:
-            return kernel(*args, arch=arch, **constants)
+        if getattr(_captured, "launches", None) is not None or (pairs and sharing(args, pairs)):
+            return kernel(*args, arch=arch, **constants)  # the full path (it refuses the overlap)
         return runner.run(code, grid, list(args))
 
     return run
@@ -296,16 +343,18 @@ def _launch(kernel, args, arch, constants, which, key):
     _check_not_empty(kernel, args, grid)
     divs = divisors(kernel, args)
     if which == "interp":
-        code = kernel.trace(arch, divisors=divs, **constants)
-        shapes.check(code, args, grid)
+        code = traced = kernel.trace(arch, divisors=divs, **constants)
     else:
         code = kernel.build(arch, divisors=divs, **constants)
-        shapes.check(code.traced, args, grid)
+        traced = code.traced
+    shapes.check(traced, args, grid)
+    pairs = scalar_read_pairs(kernel, traced)
+    _check_scalar_reads(kernel, args, pairs)
     if key is not None:
         launcher = kernel._launchers.get(key)
         if launcher is None:
             _make_room(kernel._launchers)
-            launcher = kernel._launchers[key] = _Launcher(kernel, reads)
+            launcher = kernel._launchers[key] = _Launcher(kernel, reads, pairs)
         if {kernel.params[i].name for i in launcher.reads} == reads:
             _make_room(launcher.plans)
             launcher.plans[tuple([args[i] for i in launcher.reads])] = (code, grid)

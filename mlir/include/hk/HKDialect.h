@@ -32,6 +32,10 @@ namespace mlir::hk {
 inline constexpr llvm::StringLiteral kKernelAttr = "hk.kernel";
 inline constexpr llvm::StringLiteral kWarpsAttr = "hk.warps";
 inline constexpr llvm::StringLiteral kArchAttr = "hk.arch";
+/// Set by hk-scalar-reads: the kernel's tensor arguments read through the scalar cache, and
+/// those it writes (argument numbers).
+inline constexpr llvm::StringLiteral kScalarReadsAttr = "hk.scalar_reads";
+inline constexpr llvm::StringLiteral kWritesAttr = "hk.writes";
 /// On an scf.for: the translation writes the loop's body this many times per iteration (with
 /// the remaining iterations after it), so that indices like `k % 2` become constants.
 inline constexpr llvm::StringLiteral kUnrollAttr = "hk.unroll";

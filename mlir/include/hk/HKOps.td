@@ -186,11 +186,16 @@ def HK_ScatterOp : HK_Op<"scatter", [MemoryEffects<[MemWrite]>]> {
 def HK_LoadScalarOp : HK_Op<"load_scalar", [MemoryEffects<[MemRead]>]> {
   let summary = "load one element of a global view";
   let description = [{
+    With `scalar_cache` (set by hk-scalar-reads, for tensors the kernel never writes) the
+    element is read through the scalar cache: one scalar load that the kernel's vector loads
+    in flight do not wait behind.
+
     ```mlir
     %v = hk.load_scalar %a[%b, %d, %r, %c] : !hk.gl<f32> -> f32
+    %s = hk.load_scalar %t[%b, %d, %r, %c] {scalar_cache} : !hk.gl<i32> -> i32
     ```
   }];
-  let arguments = (ins HK_GlobalType:$src, Variadic<Index>:$indices);
+  let arguments = (ins HK_GlobalType:$src, Variadic<Index>:$indices, UnitAttr:$scalar_cache);
   let results = (outs HK_Scalar:$result);
   let assemblyFormat = "$src `[` $indices `]` attr-dict `:` qualified(type($src)) `->` qualified(type($result))";
   let hasVerifier = 1;

@@ -28,7 +28,7 @@ struct KernelPipelineOptions : public PassPipelineOptions<KernelPipelineOptions>
                            llvm::cl::init(true)};
 };
 
-/// structure -> LDS races -> fragments -> LDS allocation -> waits -> budgets.
+/// structure -> LDS races -> fragments -> LDS allocation -> waits -> scalar reads -> budgets.
 void buildKernelPipeline(OpPassManager &pm, const KernelPipelineOptions &options);
 
 /// Registers every hk pass and hk-kernel-pipeline with the global registry.

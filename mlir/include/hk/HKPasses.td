@@ -119,6 +119,34 @@ def HKWaits : Pass<"hk-waits", "ModuleOp"> {
   let dependentDialects = ["::mlir::hk::HKDialect"];
 }
 
+def HKScalarReads : Pass<"hk-scalar-reads", "ModuleOp"> {
+  let summary = "read the tensors a kernel never writes through the scalar cache";
+  let description = [{
+    A `hk.load_scalar` compiles to a vector load and a wait for every vector load in flight,
+    the tile loads just issued included, before the value reaches a scalar register. A read
+    through the scalar cache waits for nothing but itself, but that cache does not see the
+    kernel's own stores: it is safe only for memory the kernel does not write while it runs.
+
+    The pass gives `scalar_cache` to every `hk.load_scalar` of a tensor argument that no
+    operation of the kernel writes (`hk.store`, `hk.scatter`, `hk.store_scalar`,
+    `hk.atomic_add`, `hk.copy_from_lds`; any other use of a tensor the pass does not know
+    counts as a write). It records on the kernel the arguments so read, `hk.scalar_reads`,
+    and the arguments it writes, `hk.writes` (argument numbers), so that a launch can refuse
+    a call whose tensors overlap: one argument read through the scalar cache and another,
+    over the same memory, written.
+
+    ```mlir
+    func.func @k(%tables: !hk.gl<i32>, %o: !hk.gl<f32>) attributes {hk.kernel, hk.warps = 1 : i32} {
+      // becomes {scalar_cache}: %tables is never written
+      %s = hk.load_scalar %tables[%c0, %c0, %c0, %c0] : !hk.gl<i32> -> i32
+      ...
+    }
+    // the kernel gets hk.scalar_reads = array<i64: 0>, hk.writes = array<i64: 1>
+    ```
+  }];
+  let dependentDialects = ["::mlir::hk::HKDialect"];
+}
+
 def HKBudgets : Pass<"hk-budgets", "ModuleOp"> {
   let summary = "refuse kernels whose live register tiles exceed the target's VGPRs";
   let description = [{

@@ -338,6 +338,19 @@ LogicalResult HKDialect::verifyOperationAttribute(Operation *op, NamedAttribute 
                              << attr.getValue();
     return success();
   }
+  if (name == kScalarReadsAttr || name == kWritesAttr) {
+    auto func = dyn_cast<func::FuncOp>(op);
+    auto args = dyn_cast<DenseI64ArrayAttr>(attr.getValue());
+    if (!func || !args)
+      return op->emitError() << "'" << name
+                             << "' must be an array<i64> of argument numbers on a func.func";
+    for (int64_t i : args.asArrayRef())
+      if (i < 0 || i >= static_cast<int64_t>(func.getNumArguments()) ||
+          !isa<GlobalType>(func.getArgumentTypes()[i]))
+        return op->emitError() << "'" << name << "' names argument " << i
+                               << " but it is not a tensor argument of @" << func.getSymName();
+    return success();
+  }
   if (name == kUnrollAttr) {
     auto factor = dyn_cast<IntegerAttr>(attr.getValue());
     if (!isa<scf::ForOp>(op))

@@ -15,6 +15,7 @@ void mlir::hk::buildKernelPipeline(OpPassManager &pm, const KernelPipelineOption
   pm.addPass(createHKFragments(HKFragmentsOptions{arch, options.strict}));
   pm.addPass(createHKLdsAllocation(HKLdsAllocationOptions{arch}));
   pm.addPass(createHKWaits(HKWaitsOptions{arch, options.deriveWaits}));
+  pm.addPass(createHKScalarReads());
   pm.addPass(createHKBudgets(HKBudgetsOptions{arch}));
 }
 
@@ -23,6 +24,6 @@ void mlir::hk::registerPasses() {
   PassPipelineRegistration<KernelPipelineOptions>(
       "hk-kernel-pipeline",
       "verify hk kernels for one target: structure, LDS races, fragments, LDS allocation, waits, "
-      "budgets",
+      "scalar reads, budgets",
       buildKernelPipeline);
 }

@@ -139,7 +139,8 @@ LogicalResult KernelWriter::writeHK(Operation *op) {
         return call(fn, {n(o.getDst()), n(o.getValue()), n(o.getRowIds()), n(o.getCoord())});
       })
       .Case([&](LoadScalarOp o) -> LogicalResult {
-        return scalarResult(op, "hk::load_scalar(" + n(o.getSrc()) + ", " + indices(o.getIndices()) + ")");
+        const char *fn = o.getScalarCache() ? "hk::load_scalar_cached(" : "hk::load_scalar(";
+        return scalarResult(op, fn + n(o.getSrc()) + ", " + indices(o.getIndices()) + ")");
       })
       .Case([&](StoreScalarOp o) -> LogicalResult {
         return call("store_scalar", {n(o.getDst()), indices(o.getIndices()), n(o.getValue())});

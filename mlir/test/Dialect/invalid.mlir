@@ -582,6 +582,20 @@ func.func @k() attributes {hk.kernel, hk.warps = 0 : i32} {
 
 // -----
 
+// expected-error @+1 {{'hk.scalar_reads' names argument 1 but it is not a tensor argument of @k}}
+func.func @k(%t: !hk.gl<i32>, %n: index) attributes {hk.kernel, hk.scalar_reads = array<i64: 1>} {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'hk.writes' must be an array<i64> of argument numbers on a func.func}}
+func.func @k(%t: !hk.gl<i32>) attributes {hk.kernel, hk.writes = [0]} {
+  return
+}
+
+// -----
+
 // expected-error @+1 {{unknown hk attribute 'hk.wraps'}}
 func.func @k() attributes {hk.kernel, hk.wraps = 4 : i32} {
   return

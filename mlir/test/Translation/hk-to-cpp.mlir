@@ -328,3 +328,21 @@ module {
 func.func @fp8_types(%a: !hk.gl<f8E4M3FN>, %b: !hk.gl<f8E5M2>, %c: !hk.gl<f8E4M3FNUZ>, %d: !hk.gl<f8E5M2FNUZ>) attributes {hk.kernel, hk.warps = 1 : i32} {
   return
 }
+
+// -----
+
+// A read hk-scalar-reads marked goes through the scalar cache; the others stay global loads.
+// CHECK-LABEL: // kernel scalar_reads:
+// CHECK: hk_kernel_scalar_reads(hk::gl<int32_t> [[T:v[0-9]+]], hk::gl<int32_t> [[O:v[0-9]+]]) {
+// CHECK: const int32_t {{v[0-9]+}} = hk::load_scalar_cached([[T]], {{.*}});
+// CHECK-NEXT: const int32_t {{v[0-9]+}} = hk::load_scalar([[O]], {{.*}});
+module {
+  func.func @scalar_reads(%t: !hk.gl<i32>, %o: !hk.gl<i32>) attributes {hk.kernel, hk.warps = 1 : i32} {
+    %c0 = arith.constant 0 : index
+    %s = hk.load_scalar %t[%c0, %c0, %c0, %c0] {scalar_cache} : !hk.gl<i32> -> i32
+    %n = hk.load_scalar %o[%c0, %c0, %c0, %c0] : !hk.gl<i32> -> i32
+    %sum = arith.addi %s, %n : i32
+    hk.store_scalar %sum, %o[%c0, %c0, %c0, %c0] : i32, !hk.gl<i32>
+    return
+  }
+}

@@ -17,6 +17,16 @@ HK_DEV T load_scalar(const gl<T>& g, int b, int d, int r, int c) {
   return *g.ptr(b, d, r, c);
 }
 
+// The same read through the scalar cache: an s_load, which waits for nothing but itself, where
+// a global load's value waits behind every vector load in flight. The constant address space
+// promises the memory does not change while the kernel runs; hk-scalar-reads uses it only for
+// tensors the kernel never writes, and the launch refuses arguments that overlap them.
+template <class T>
+HK_DEV T load_scalar_cached(const gl<T>& g, int b, int d, int r, int c) {
+  if (!g.holds(b, d, r, c)) return from_compute<T>(0);
+  return *(const __attribute__((address_space(4))) T*)g.ptr(b, d, r, c);
+}
+
 template <class T>
 HK_DEV void store_scalar(const gl<T>& g, int b, int d, int r, int c, T v) {
   if (g.holds(b, d, r, c)) *g.ptr(b, d, r, c) = v;
