@@ -114,16 +114,18 @@ def engine_tokens(op, engine, arch, config=None):
     """The tokens per step an engine runs on `arch` by default: for a linear, one count per M
     bucket its decode batches reach above decode's split-K rows (each bucket's upper end) and its
     prefill chunk (for the 8-bit GEMMs, which have no split-K: 1 and every bucket's upper end);
-    for the split-K linear, a decode of 1 and of up to 32 requests; for a MoE layer (a model's `config`), the fewest tokens of each range of rows per expert up to the
+    for the split-K linear, a decode of 1 and of up to 32 requests; for paged decode, both ends of
+    each bucket of sequences (one choice must serve 17 sequences and 64); for a MoE layer (a model's `config`), the fewest tokens of each range of rows per expert up to the
     prefill chunk; for attention, the prefill chunk."""
     from hk.ops import gemm, moe
 
     facts = engines()[engine]
     prefill, decode_max = facts["prefill"][arch], facts["decode_max"][arch]
-    if op == PAGED_DECODE:  # each bucket of sequences up to the largest decode batch
+    if op == PAGED_DECODE:  # both ends of each bucket of sequences up to the largest decode batch
         from hk.ops import paged
 
-        return sorted({s for s in paged.SEQ_BUCKETS if s <= decode_max} | {decode_max})
+        highs = {s for s in paged.SEQ_BUCKETS if s <= decode_max} | {decode_max}
+        return sorted(highs | {1} | {s + 1 for s in paged.SEQ_BUCKETS if s + 1 <= decode_max})
     if op in DECODE_OPS:
         return sorted({1, min(gemm.DECODE_ROWS, decode_max)})
     if op == "fused_moe":

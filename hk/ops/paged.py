@@ -81,6 +81,18 @@ def _row_ids(first, count, step=1):
     return hk.row_max(ids)
 
 
+def _reads_at_once():
+    """K and Q subtiles read from LDS before their MMAs: all of them on wave64 targets (a 16 x 16
+    bf16 operand is 2 VGPRs a lane there); one pair on wave32, whose operands are 4 VGPRs and,
+    on gfx11, duplicated."""
+    return 1 << 30 if hk.arch.target().wave_size == 64 else 1
+
+
+def _batches(n, size):
+    """range(n) in consecutive runs of at most `size`."""
+    return [range(i, min(i + size, n)) for i in range(0, n, size)]
+
+
 @functools.lru_cache(maxsize=None)
 def _key_steps(D, BS, KV, fp8=None):
     """What decode and prefill share for head size D and cache blocks of BS slots: the copy of
@@ -102,9 +114,13 @@ def _key_steps(D, BS, KV, fp8=None):
         # Keys 16j .. 16j+15, in LDS: Sᵀ = K Qᵀ (16 keys x 16 queries, in base 2); `masked`:
         # only keys before `end` (a count, or a tile of one per query) count.
         s = hk.zeros(hk.RT(f32, TILE, TILE))
-        for kd in range(D // 16):
-            s = hk.mma_ABt(k_lds[0].subtile(TILE, 16, 0, kd).load(hk.RT(bf16, TILE, 16)),
-                           q_lds[0].subtile(TILE, 16, 0, kd).load(hk.RT(bf16, TILE, 16)), s)
+        for kds in _batches(D // 16, _reads_at_once()):
+            # A batch's LDS reads issued together, then its MMAs: they wait for one another
+            # (lgkmcnt counting down) instead of each read for the MMA before it.
+            ops = [(k_lds[0].subtile(TILE, 16, 0, kd).load(hk.RT(bf16, TILE, 16)),
+                    q_lds[0].subtile(TILE, 16, 0, kd).load(hk.RT(bf16, TILE, 16))) for kd in kds]
+            for a, b in ops:
+                s = hk.mma_ABt(a, b, s)
         s = s * qk_scale
         if masked:
             s = hk.where(hk.iota(s.spec, "row") + j * TILE < end, s, float("-inf"))
@@ -179,13 +195,17 @@ def _key_steps(D, BS, KV, fp8=None):
             OT, m, l = key_step(full, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, True, True)
         return OT, m, l
 
-    def begin(q, queries):
+    def begin(q, queries, whole=False):
         """The 16 queries' rows of q in LDS (in registers, with the copy in flight, they would not
-        fit gfx11), LDS for 16 keys' K and V, and the softmax's state (Oᵀ, m, l)."""
+        fit gfx11), LDS for 16 keys' K and V, and the softmax's state (Oᵀ, m, l). `whole`: the
+        rows gathered in one 16 x D tile (one wait; decode), else 16 columns at a time."""
         q_lds = hk.lds.alloc(hk.ST(bf16, TILE, D))
-        for kd in range(D // 16):
-            q_lds[0].subtile(TILE, 16, 0, kd).store(hk.gather(q, hk.tile_coord(0, 0, 0, kd), queries,
-                                                              hk.RT(bf16, TILE, 16)))
+        if whole:
+            q_lds[0].store(hk.gather(q, hk.tile_coord(0, 0, 0, 0), queries, hk.RT(bf16, TILE, D)))
+        else:
+            for kd in range(D // 16):
+                q_lds[0].subtile(TILE, 16, 0, kd).store(hk.gather(q, hk.tile_coord(0, 0, 0, kd), queries,
+                                                                  hk.RT(bf16, TILE, 16)))
         k_lds = hk.lds.alloc(hk.ST(bf16, TILE, D))
         v_lds = hk.lds.alloc(hk.ST(bf16, TILE, D) if v_as_stored() else hk.ST(bf16, D, TILE))
         OT = [hk.zeros(hk.RT(f32, 16, TILE)) for _ in range(D // 16)]
@@ -261,7 +281,7 @@ def decode_kernel(D, GROUP, BS, KV=1, fp8=None):
         heads = k.cols // (D * KV) * GROUP
         first = qt * TILE
         queries = _row_ids(seq * heads + kvh * GROUP + first, hk.minimum(GROUP - first, TILE))
-        q_lds, k_lds, v_lds, OT, m, l = begin(q, queries)
+        q_lds, k_lds, v_lds, OT, m, l = begin(q, queries, whole=True)
         n = lens.load_scalar(0, 0, 0, seq)
         extra = () if fp8 is None else (scales,)
         OT, m, l = attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, n, hk.cdiv(n, TILE),
@@ -302,7 +322,7 @@ def decode_split_kernel(D, GROUP, BS, KV=1, fp8=None):
         heads = k.cols // (D * KV) * GROUP
         first = qt * TILE
         queries = _row_ids(seq * heads + kvh * GROUP + first, hk.minimum(GROUP - first, TILE))
-        q_lds, k_lds, v_lds, OT, m, l = begin(q, queries)
+        q_lds, k_lds, v_lds, OT, m, l = begin(q, queries, whole=True)
         n = lens.load_scalar(0, 0, 0, seq)
         tiles = hk.cdiv(n, TILE)
         per = hk.cdiv(tiles, partial.batch)
@@ -333,30 +353,55 @@ def decode_split_kernel(D, GROUP, BS, KV=1, fp8=None):
 
 # Parts whose loads a merge wave has in flight at once: 2 (4 spill SGPRs; on gfx1201 so do 2).
 MERGE_UNROLL = {"gfx1201": 1}
+# Waves of a merge workgroup: each walks every MERGE_WAVES'th part, so that MERGE_WAVES times
+# MERGE_UNROLL parts' loads are in flight; the waves' sums meet in LDS.
+MERGE_WAVES = 4
 
 
 @functools.lru_cache(maxsize=None)
 def merge_kernel(D):
     """o = the parts' O (decode_split_kernel's `partial` and `lse`) weighted by 2^lse, in one
-    order: a wave per 16 rows and 16 columns of o [seqs * heads, D] bf16, with MERGE_UNROLL parts'
-    loads in flight (a few waves of a decode each read every part)."""
-    f32 = hk.fp32
+    order: a workgroup per 16 rows and 16 columns of o [seqs * heads, D] bf16, wave w summing
+    parts w, w + MERGE_WAVES, .. (MERGE_UNROLL loads in flight each), then the waves' sums
+    combined from LDS in wave order, each wave storing a quarter of the rows."""
+    f32, i32 = hk.fp32, hk.i32
     spec = hk.RT(f32, TILE, 16)
+    W = MERGE_WAVES
+    rows = TILE // W  # of the tile each wave stores
 
-    @hk.kernel(grid=lambda p: (hk.cdiv(p.o.rows, TILE), D // 16), name="paged_decode_merge_d%d" % D)
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.o.rows, TILE), D // 16), warps=W, name="paged_decode_merge_d%d" % D)
     def paged_decode_merge(partial: hk.Tensor[f32], lse: hk.Tensor[f32], o: hk.Tensor[hk.bf16]):
         bx, kd = hk.arch.block_idx.x, hk.arch.block_idx.y
+        w = hk.arch.warp_id()
         top = hk.full(spec, -BIG)  # the largest lse so far, each row's
         total = hk.zeros(spec)     # the sum of 2^(lse - top)
         acc = hk.zeros(spec)
-        for p in hk.range(partial.batch, unroll=MERGE_UNROLL.get(hk.arch.target().arch, 2)):
+        for p in hk.range(w, partial.batch, W, unroll=MERGE_UNROLL.get(hk.arch.target().arch, 2)):
             sums = lse[p, 0, bx, 0].load(spec)
             new_top = hk.maximum(top, sums)
             old, this = hk.math.exp2(top - new_top), hk.math.exp2(sums - new_top)
             total = total * old + this
             acc = acc * old + partial[p, 0, bx, kd].load(spec) * this
             top = new_top
-        o[0, 0, bx, kd] = (acc / total).to(hk.bf16)
+        # Each wave's (top, total, acc) side by side in LDS; every wave combines all of them.
+        tops = hk.lds.alloc(hk.ST(f32, TILE, 16 * W))
+        totals = hk.lds.alloc(hk.ST(f32, TILE, 16 * W))
+        accs = hk.lds.alloc(hk.ST(f32, TILE, 16 * W))
+        tops[0].subtile(TILE, 16, 0, w).store(top)
+        totals[0].subtile(TILE, 16, 0, w).store(total)
+        accs[0].subtile(TILE, 16, 0, w).store(acc)
+        hk.arch.barrier()
+        top = tops[0].subtile(TILE, 16, 0, 0).load(spec)
+        for i in range(1, W):
+            top = hk.maximum(top, tops[0].subtile(TILE, 16, 0, i).load(spec))
+        total, acc = hk.zeros(spec), hk.zeros(spec)
+        for i in range(W):
+            weight = hk.math.exp2(tops[0].subtile(TILE, 16, 0, i).load(spec) - top)
+            total = total + totals[0].subtile(TILE, 16, 0, i).load(spec) * weight
+            acc = acc + accs[0].subtile(TILE, 16, 0, i).load(spec) * weight
+        i = hk.iota(hk.RT(i32, TILE, 16, "col"), "row")
+        mine = hk.where(i >= w * rows, hk.where(i < w * rows + rows, i + bx * TILE, -1), -1)
+        hk.scatter(o, hk.tile_coord(0, 0, 0, kd), hk.row_max(mine), (acc / total).to(hk.bf16))
 
     return paged_decode_merge
 

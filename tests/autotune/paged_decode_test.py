@@ -199,5 +199,6 @@ def test_hk_tune_shapes_of_the_decode():
             cli.parse_shape("paged_attention_decode", bad)
     shapes = cli.shapes_for("paged_attention_decode", [], ["llama-3-8b"], [1, 16])
     assert shapes == [(1, cli.DECODE_CONTEXT, 32, 8, 128), (16, cli.DECODE_CONTEXT, 32, 8, 128)]
-    assert cli.engine_tokens("paged_attention_decode", "vllm", "gfx942") == [1, 4, 16, 64, 256, 512]
-    assert cli.engine_tokens("paged_attention_decode", "sglang", "gfx1201") == [1, 4, 8]
+    assert cli.engine_tokens("paged_attention_decode", "vllm", "gfx942") == [1, 2, 4, 5, 16, 17, 64, 65, 256,
+                                                                              257, 512]
+    assert cli.engine_tokens("paged_attention_decode", "sglang", "gfx1201") == [1, 2, 4, 5, 8]
