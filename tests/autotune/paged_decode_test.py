@@ -134,6 +134,16 @@ def test_the_split_decode_on_the_emulator(arch, monkeypatch, tmp_path):
               reference(q, kc, vc, tables, lens, 0.125))
 
 
+def test_the_tables_are_read_through_the_scalar_cache():
+    # The block table's and the lengths' reads wait for no K and V load in flight (hk-scalar-reads).
+    for kernel in (paged.decode_kernel(128, 4, 16), paged.decode_split_kernel(128, 4, 16),
+                   paged.decode_kernel(128, 4, 16, 1, "raw fp8e4m3")):
+        traced = kernel.trace("gfx942")
+        assert {"tables", "lens"} <= set(traced.scalar_reads), traced.scalar_reads
+        assert not {"q", "k", "v", "tables", "lens"} & set(traced.writes)
+        assert "hk::load_scalar(" not in traced.cpp and "hk::load_scalar_cached(" in traced.cpp
+
+
 @pytest.mark.parametrize("arch", facts.archs())
 def test_the_split_kernels_pass_the_gates(arch):
     for d, group in ((64, 4), (128, 4), (128, 8)):
