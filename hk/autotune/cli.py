@@ -66,6 +66,8 @@ def define_flags():
                       "time where a GPU of the target is present)")
     flags.DEFINE_float("min_gain", 1.0, "keep today's choice unless the best is this much faster "
                        "(1.02: by 2%)", lower_bound=1.0)
+    flags.DEFINE_bool("warm", True, "start a pattern search also from the choices the op already has on the "
+                      "target (in --out's file and the tuned file launches read), the nearest buckets' first")
     flags.DEFINE_bool("list", False, "list the ops and models and exit")
     flags.DEFINE_string("shard", None, "INDEX/COUNT: evaluate only every COUNT-th candidate of the space, "
                         "starting at INDEX, predicted by the model, and write the results to --records_out "
@@ -275,6 +277,30 @@ def knob_values(items):
     return knobs
 
 
+def tuned_starts(op, arch, out_path, buckets):
+    """The knobs `op` already has on `arch` in `out_path` (hk-tune's own file, which wins a bucket
+    both hold) and in the tuned file launches read, those of the buckets whose description starts
+    most like one of `buckets` first (the same N and K of a linear, the same heads of an
+    attention), then hk-tune's own: a pattern search's warm starts."""
+    from hk import tuned
+
+    found = {}
+    for path in dict.fromkeys([out_path, tuned.path_for(arch)]):
+        if path and os.path.exists(path):
+            for bucket, entry in tuned.entries(path, arch).get(op, {}).items():
+                found.setdefault(bucket, entry)
+
+    def nearness(bucket):
+        return max(len(os.path.commonprefix([bucket, b])) for b in buckets)
+
+    starts = []
+    for bucket in sorted(found, key=nearness, reverse=True):
+        knobs = found[bucket].get("knobs") if isinstance(found[bucket], dict) else None
+        if isinstance(knobs, dict) and knobs not in starts:
+            starts.append(knobs)
+    return starts
+
+
 def _out_path(out, arch, archs):
     if os.path.isdir(out) or out.endswith(os.sep) or len(archs) > 1:
         return os.path.join(out, arch + ".json")
@@ -350,10 +376,11 @@ def main(argv):
             try:
                 tunable = hk.ops.TUNABLES[op]
                 space = tunable.space_for(arch).replace(**knobs) if knobs else None
+                starts = tuned_starts(op, arch, path, {tunable.bucket(s) for s in shapes}) if FLAGS.warm else ()
                 result = searching.search(tunable, shapes, arch, space=space, strategy=FLAGS.strategy,
                                        effort=FLAGS.effort, budget_s=FLAGS.budget, jobs=FLAGS.jobs,
                                        evaluator=FLAGS.evaluator, min_gain=FLAGS.min_gain,
-                                       progress=progress)
+                                       progress=progress, starts=starts)
             except TuneError as e:
                 bar.close()
                 print("FAIL %s on %s: %s" % (op, arch, e))

@@ -67,6 +67,7 @@ class SearchResult:
     device: str = ""
     error: object = None    # the model's stated relative error
     times: list = dataclasses.field(default_factory=list)  # [(knobs, shape, seconds)] of every result
+    starts: int = 0         # a pattern search's starts besides today's choice (search's `starts`)
 
     def refused_by_stage(self):
         """{stage: candidates refused there} (a candidate counted once, at its first refusal)."""
@@ -80,11 +81,13 @@ class SearchResult:
 
     def report(self):
         refused = self.refused_by_stage()
-        lines = ["%s on %s (%s%s): %s search, %d of %d admitted candidates evaluated, %d refused%s; "
+        lines = ["%s on %s (%s%s): %s search%s, %d of %d admitted candidates evaluated, %d refused%s; "
                  "%d results evaluated, %d from the cache, %.1f s%s"
                  % (self.op, self.arch, "predicted on %s" % self.device if self.evaluator == "model" else "timed",
                     ", model %s, stated error +-%.0f%%" % (self.model_version, 100 * self.error)
-                    if self.error is not None else "", self.strategy, self.candidates, self.admitted,
+                    if self.error is not None else "", self.strategy,
+                    " (also from %d tuned choice%s)" % (self.starts, "s" * (self.starts != 1)) if self.starts else "",
+                    self.candidates, self.admitted,
                     sum(refused.values()),
                     " (%s)" % ", ".join("%s %d" % kv for kv in sorted(refused.items())) if refused else "",
                     self.fresh, self.cached, self.seconds,
@@ -133,6 +136,18 @@ def _default(tunable, arch, space):
     return Config(tuple((k, chosen[k]) for k in space.knobs))
 
 
+def _starts(space, starts, start, most):
+    """The first `most` of `starts` (knob dicts) the space admits, as Configs, other than `start`."""
+    out = []
+    for knobs in starts:
+        if not isinstance(knobs, dict) or set(knobs) != set(space.knobs):
+            continue
+        config = Config(tuple((k, knobs[k]) for k in space.knobs))
+        if config != start and config not in out and space.admits(config):
+            out.append(config)
+    return out[:most]
+
+
 def _score(records, config, count):
     """The geometric mean of a candidate's times over the shapes, None when any was refused."""
     times = [records.get((config, i)) for i in range(count)]
@@ -142,7 +157,7 @@ def _score(records, config, count):
 
 
 def search(target, shapes, arch=None, *, space=None, strategy="auto", effort="medium", budget_s=None,
-           jobs=None, evaluator=None, device=None, min_gain=1.0, progress=None):
+           jobs=None, evaluator=None, device=None, min_gain=1.0, progress=None, starts=()):
     """Searches `target` (an hk.Kernel declared with tune=, or a Tunable) at `shapes` on `arch`.
 
     space        replaces the declared space (same knobs as the kernel takes)
@@ -157,6 +172,9 @@ def search(target, shapes, arch=None, *, space=None, strategy="auto", effort="me
     min_gain     a bucket keeps today's choice unless the best is this much faster (1.02: by 2%;
                  a prediction's ranking is worth little below the model's error)
     progress     called as progress(done, total) as candidates finish
+    starts       knob dicts a pattern search also starts from (the best of them and today's
+                 choice): choices made at other buckets; those the space does not admit are
+                 skipped, and they take at most a quarter of the effort's evaluations
     """
     from hk.dsl.kernel import default_arch
     from hk.runtime import toolchain as toolchain_lib
@@ -220,6 +238,7 @@ def search(target, shapes, arch=None, *, space=None, strategy="auto", effort="me
         return {c: _score(records, c, len(shapes)) for c in configs}
 
     walk = strategies.Walk(evaluate, budget_s, None if strategy == "exhaustive" else max_evaluations)
+    warm = []
     if strategy == "exhaustive" and budget_s is None:
         # One batch, today's choice first: the workers take candidates and shapes until the last
         # with no wait between batches (a budget is checked between batches: then they are small).
@@ -232,14 +251,16 @@ def search(target, shapes, arch=None, *, space=None, strategy="auto", effort="me
         if default is not None:
             walk.batch([default])
         start = default if default in candidates else candidates[0]
-        strategies.pattern(walk, chosen_space, start, candidates)
+        warm = _starts(chosen_space, starts, start, max(1, max_evaluations // 4))
+        strategies.pattern(walk, chosen_space, start, candidates, starts=warm)
 
     # Today's choice competes only where the space admits it (else it is the reference alone).
     admitted = [c for c in walk.scores if chosen_space.admits(c)]
     result = SearchResult(op=tunable.name, arch=arch, evaluator=evaluator, model_version=model,
                           strategy=strategy, admitted=len(candidates), candidates=len(admitted),
                           fresh=counts["fresh"], cached=counts["cached"], refusals=[], choices={},
-                          seconds=time.monotonic() - started, stopped=walk.stopped)
+                          seconds=time.monotonic() - started, stopped=walk.stopped,
+                          starts=len(warm))
     for (c, i), r in records.items():
         if r.get("status") == "ok":
             result.device, result.error = r.get("device") or "", r.get("error")

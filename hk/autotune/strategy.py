@@ -6,9 +6,11 @@ parallel) and read back a score per candidate (the geometric mean of its times o
 None when it was refused at some shape); the search keeps every result, and the best per shape
 is chosen from all of them afterwards.
 
-The pattern search starts at today's choice, evaluates its neighbours (one knob one step away),
-moves to the best of them while that improves, and when no neighbour does, restarts from a
-random candidate not evaluated yet, until the effort's evaluations or the budget run out.
+The pattern search starts at the best of today's choice and the other starts it is given (the
+choices a tuned file holds at other buckets: a warm start), evaluates its neighbours (one knob
+one step away), moves to the best of them while that improves, and when no neighbour does,
+restarts from a random candidate not evaluated yet, until the effort's evaluations or the
+budget run out.
 """
 
 import random
@@ -70,11 +72,13 @@ def _best(scores):
     return min(ok)[2] if ok else None
 
 
-def pattern(walk, space, start, candidates, seed=0):
-    """Pattern search from `start` (see the module); `candidates` are the restarts' pool."""
+def pattern(walk, space, start, candidates, seed=0, starts=()):
+    """Pattern search from the best of `start` and `starts` (see the module); `candidates` are
+    the restarts' pool."""
     rng = random.Random(seed)
-    walk.batch([start])
-    current = start if walk.scores.get(start) is not None else None
+    first = list(dict.fromkeys([start] + list(starts)))
+    scores = walk.batch(first)
+    current = _best({c: scores[c] for c in first if scores.get(c) is not None})
     while not walk.out_of_time() and walk.stopped is None:
         if current is None:  # a start that was refused, or a restart: a random fresh candidate
             fresh = [c for c in candidates if c not in walk.scores]

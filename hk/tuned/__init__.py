@@ -75,6 +75,12 @@ def _load(path, arch):
     return ops
 
 
+def entries(path, arch):
+    """{op: {bucket: entry}} of the tuned file `path` for `arch` ({} with one warning when it
+    cannot be used, as a launch would find it)."""
+    return _load(path, arch)
+
+
 def table(arch):
     """{op: {bucket: entry}} of the tuned file a launch on `arch` reads (read once)."""
     path = path_for(arch)

@@ -150,3 +150,24 @@ def test_tunes_a_moe_layer_into_the_file(dirs):
 def test_from_engine_needs_a_model(dirs):
     result = tune("--out=x", "--from-engine=vllm", cache=dirs[0])
     assert result.returncode == 2 and "--from-engine takes the shapes of --model's layers" in result.stderr
+
+
+def test_warm_starts_come_from_the_tuned_files_nearest_bucket_first(tmp_path, monkeypatch):
+    from hk import tuned
+    from hk.autotune import cli
+
+    def entry(knobs):
+        return {"knobs": knobs, "seconds": 1.0}
+
+    shipped, out = str(tmp_path / "shipped.json"), str(tmp_path / "out.json")
+    tuned.write(shipped, "gfx1100", "linear", {"bf16 N=64 K=64 M=1-32": entry({"BM": 1}),
+                                                "bf16 N=4096 K=4096 M=2049-4096": entry({"BM": 2})})
+    tuned.write(out, "gfx1100", "linear", {"bf16 N=4096 K=4096 M=33-64": entry({"BM": 3}),
+                                            "bf16 N=64 K=64 M=1-32": entry({"BM": 4})})
+    tuned.write(out, "gfx1100", "int8_scaled_mm", {"i8 N=4096 K=4096 M=33-64": entry({"BM": 5})})
+    monkeypatch.setenv("HK_TUNED", shipped)
+    # hk-tune's own file wins a bucket both hold; another op's choices are not taken.
+    assert cli.tuned_starts("linear", "gfx1100", out, {"bf16 N=4096 K=4096 M=65-128"}) == [
+        {"BM": 3}, {"BM": 2}, {"BM": 4}]
+    assert cli.tuned_starts("linear", "gfx1100", out, {"bf16 N=64 K=64 M=65-128"})[0] == {"BM": 4}
+    assert cli.tuned_starts("linear", "gfx942", str(tmp_path / "none.json"), {"bf16 N=64 K=64 M=1-32"}) == []

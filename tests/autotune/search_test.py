@@ -102,6 +102,17 @@ def test_a_spilling_candidate_is_refused_by_the_gate():
     assert stage in ("verify", "gate") and list(result.choices.values())[0].knobs == {"ROWS": 16}
 
 
+def test_a_pattern_search_starts_also_from_tuned_choices(monkeypatch):
+    seen = counting(monkeypatch)
+    result = hk.autotune.search(double, shapes()[:1], ARCH, jobs=1, evaluator="model", strategy="pattern",
+                                effort="low", starts=[{"ROWS": 32}, {"ROWS": 48}, {"COLS": 8}, {"ROWS": 16}])
+    # Today's choice alone, then the one start the space admits (48 is no value of it, COLS no
+    # knob, 16 today's), before any neighbour.
+    assert seen[:2] == [{"ROWS": 16}, {"ROWS": 32}]
+    assert result.starts == 1 and "pattern search (also from 1 tuned choice)" in result.report()
+    assert hk.autotune.search(double, shapes()[:1], ARCH, jobs=1, evaluator="model").starts == 0
+
+
 @pytest.mark.parametrize("options, message", [
     (dict(space=hk.space(COLS=[64])), "double takes no knob COLS"),
     (dict(space=hk.space(ROWS=[24])), r"every candidate was refused \(trace 1\)"),

@@ -90,3 +90,27 @@ def test_effort_levels():
     assert strategy.limits("low") < strategy.limits("high")
     with pytest.raises(TuneError, match="effort is one of"):
         strategy.limits("max")
+
+
+def test_a_warm_start_begins_at_the_best_of_the_starts():
+    # Today's choice far from the bowl's bottom; a start given next to it (another bucket's choice).
+    evaluate, calls = counting(lambda c: (c.x - 8) ** 2 + (c.y - 8) ** 2 + 1.0)
+    candidates = SPACE.candidates()
+    at = {(c.x, c.y): c for c in candidates}
+    walk = strategy.Walk(evaluate, max_evaluations=8)
+    strategy.pattern(walk, SPACE, at[0, 0], candidates, starts=[at[9, 0], at[7, 8], at[0, 0]])
+    assert calls[0] == [at[0, 0], at[9, 0], at[7, 8]]  # one batch, today's first, no repeat
+    assert (best_of(walk).x, best_of(walk).y) == (8, 8) and len(walk.scores) <= 8
+    # Cold, the same effort does not get there.
+    cold = strategy.Walk(counting(lambda c: (c.x - 8) ** 2 + (c.y - 8) ** 2 + 1.0)[0], max_evaluations=8)
+    strategy.pattern(cold, SPACE, at[0, 0], candidates)
+    assert (best_of(cold).x, best_of(cold).y) != (8, 8)
+
+
+def test_refused_starts_are_passed_over():
+    evaluate, _ = counting(lambda c: None if c.x >= 7 else abs(c.x - 5) + abs(c.y - 5) + 1.0)
+    candidates = SPACE.candidates()
+    at = {(c.x, c.y): c for c in candidates}
+    walk = strategy.Walk(evaluate, max_evaluations=30)
+    strategy.pattern(walk, SPACE, at[9, 9], candidates, starts=[at[8, 5], at[4, 5]])
+    assert (best_of(walk).x, best_of(walk).y) == (5, 5)
