@@ -258,7 +258,7 @@ def shapes_for(op, given, model_names, tokens, arch=None):
                         config["head_dim"]) for seqs in counts]
         else:  # a prefill of `tokens` tokens, causal
             shapes += [(1, config["num_attention_heads"], config["num_key_value_heads"], t, t,
-                        config["head_dim"], True) for t in tokens]
+                        config["head_dim"], True) for t in counts]
     if not shapes:
         raise UsageError("no shapes to tune %s at: give --shape or --model" % op)
     return list(dict.fromkeys(shapes))

@@ -111,6 +111,10 @@ def test_an_engines_tokens_per_target():
     assert cli.engine_tokens("linear", "sglang", "gfx1100") == [4096]
     assert cli.engine_tokens("linear", "vllm", "gfx950")[-1] == 16384
     assert cli.engine_tokens("flash_attention", "sglang", "gfx942") == [16384]
+    # --from-engine's prefill for attention, as hk-tune asks for it (tokens per model).
+    prefill = lambda config: cli.engine_tokens("flash_attention", "vllm", "gfx1100", config)  # noqa: E731
+    assert cli.shapes_for("flash_attention", [], ["qwen3-8b", "olmoe-1b-7b"], prefill) == [
+        (1, 32, 8, 2048, 2048, 128, True), (1, 16, 16, 2048, 2048, 128, True)]
     facts = cli.engines()
     for engine in ("vllm", "sglang"):
         for key in ("prefill", "decode_max"):
