@@ -76,9 +76,7 @@ def pattern(walk, space, start, candidates, seed=0, starts=()):
     """Pattern search from the best of `start` and `starts` (see the module); `candidates` are
     the restarts' pool."""
     rng = random.Random(seed)
-    first = list(dict.fromkeys([start] + list(starts)))
-    scores = walk.batch(first)
-    current = _best({c: scores[c] for c in first if scores.get(c) is not None})
+    current = _best(walk.batch(list(dict.fromkeys([start] + list(starts)))))
     while not walk.out_of_time() and walk.stopped is None:
         if current is None:  # a start that was refused, or a restart: a random fresh candidate
             fresh = [c for c in candidates if c not in walk.scores]

@@ -50,8 +50,9 @@ def _ignored(path, why):
     return {}
 
 
-def _load(path, arch):
-    """{op: {bucket: entry}} of a tuned file, {} (with one warning) when it cannot be used."""
+def entries(path, arch):
+    """{op: {bucket: entry}} of the tuned file `path` for `arch`, {} (with one warning) when it
+    cannot be used: what a launch finds in it."""
     try:
         with open(path) as f:
             raw = json.load(f)
@@ -75,18 +76,12 @@ def _load(path, arch):
     return ops
 
 
-def entries(path, arch):
-    """{op: {bucket: entry}} of the tuned file `path` for `arch` ({} with one warning when it
-    cannot be used, as a launch would find it)."""
-    return _load(path, arch)
-
-
 def table(arch):
     """{op: {bucket: entry}} of the tuned file a launch on `arch` reads (read once)."""
     path = path_for(arch)
     found = _tables.get((path, arch))
     if found is None:
-        found = _tables[path, arch] = _load(path, arch)
+        found = _tables[path, arch] = entries(path, arch)
     return found
 
 
