@@ -81,7 +81,7 @@ PREDICTED = {op.key: op for op in [
              "olmoe-1b-7b", (1, 8, 32, 128, 512, 2048), ("bfloat16", "float16"), per_engine=True),
     Int8ScaledMM("int8_scaled_mm", "vllm",
                  "vllm.model_executor.layers.quantization.compressed_tensors.triton_scaled_mm", "scaled_mm_kernel",
-                 "qwen3-8b", (1, 32, 128, 2048), ("bfloat16", "float16")),
+                 "qwen3-8b", (1, 32, 128, 512, 2048), ("bfloat16", "float16")),
     Fp8BlockScaledMM("fp8_block_scaled_mm", "vllm", "vllm.model_executor.layers.quantization.utils.fp8_utils",
                      "_w8a8_triton_block_scaled_mm", "qwen3-8b", (1, 32, 128, 2048), ("bfloat16", "float16")),
     PagedAttention("attention_decode", "vllm", _UNIFIED, "kernel_unified_attention", "qwen3-8b",
