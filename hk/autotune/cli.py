@@ -9,6 +9,7 @@ reads at launch (point HK_TUNED at it, or ship it in hk/tuned).
     hk-tune --ops=linear_split_k,fused_moe --from-engine=vllm --model=olmoe-1b-7b --archs=gfx1100 --out=tuned/
     hk-tune --ops=awq_gemm --model=qwen3-8b --tokens=1 --archs=gfx942 --out=tuned/
     hk-tune --ops=paged_attention_decode --from-engine=vllm --model=llama-3-8b --archs=gfx942 --out=tuned/
+    hk-tune --ops=paged_attention_prefill --from-engine=vllm --model=qwen3-8b --archs=gfx1100 --out=tuned/
 
 --model takes the shapes of a model's layers (hk/autotune/models.json: Qwen3-8B, Llama-3-8B,
 OLMoE) at each --tokens, or, with --from-engine=vllm|sglang, at the tokens per step that engine
@@ -19,7 +20,9 @@ weights in groups of AWQ_GROUP); --shape gives one: a linear's (or linear_split_
 M,N,K[,fp16]; an attention's BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal]; fused_moe's
 TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16]; awq_gemm's M,N,K,G[,bf16] (M up to 32);
 paged_attention_decode's SEQS,CONTEXT,HEADS,KV_HEADS,D[,BLOCK_SIZE] (--tokens are its sequences,
-of DECODE_CONTEXT keys each; --from-engine, one count per bucket up to the largest decode batch).
+of DECODE_CONTEXT keys each; --from-engine, one count per bucket up to the largest decode batch);
+paged_attention_prefill's SEQS,TOKENS,HEADS,KV_HEADS,D[,BLOCK_SIZE] (--tokens are one sequence's new
+tokens; --from-engine, each bucket's upper end up to the prefill chunk).
 --shard=I/N evaluates every N-th candidate into --records_out and --records reads such files
 back before searching (how hk_tune spreads a search over Bazel actions). Without a GPU of the
 target, candidates are ranked by hk.perf's prediction (each entry records the model's version
@@ -46,7 +49,9 @@ def define_flags():
     flags.DEFINE_multi_string("shape", [], "a shape to tune at (linear, linear_split_k: M,N,K[,fp16]; "
                               "flash_attention: BATCH,HEADS,KV_HEADS,QUERIES,KEYS,D[,causal]; fused_moe: "
                               "TOKENS,EXPERTS,TOP_K,HIDDEN,INTERMEDIATE[,fp16]; int8_scaled_mm: M,N,K; scaled_mm: "
-                              "M,N,K[,e4m3|e5m2|e4m3fnuz|e5m2fnuz]; awq_gemm: M,N,K,G[,bf16])")
+                              "M,N,K[,e4m3|e5m2|e4m3fnuz|e5m2fnuz]; awq_gemm: M,N,K,G[,bf16]; paged_attention_decode: "
+                              "SEQS,CONTEXT,HEADS,KV_HEADS,D[,BLOCK_SIZE]; paged_attention_prefill: "
+                              "SEQS,TOKENS,HEADS,KV_HEADS,D[,BLOCK_SIZE])")
     flags.DEFINE_list("model", [], "take the shapes of these models' layers (see --list)")
     flags.DEFINE_list("tokens", ["4096"], "the tokens per step (a linear's M) of --model's shapes "
                       "(linear_split_k and awq_gemm take those up to 32, by default 1)")
@@ -101,6 +106,8 @@ DECODE_OPS = ("linear_split_k", "awq_gemm")
 # DECODE_CONTEXT keys (the context engine routes are predicted at).
 PAGED_DECODE = "paged_attention_decode"
 DECODE_CONTEXT = 1024
+# Paged prefill attention: --tokens are the new tokens of one sequence, nothing cached before them.
+PAGED_PREFILL = "paged_attention_prefill"
 # The group size of a model's AWQ checkpoint (AutoAWQ's default q_group_size, the one vLLM's AWQ
 # route is predicted at); its 4-bit weights are the model's linears.
 AWQ_GROUP = 128
@@ -117,8 +124,10 @@ def engine_tokens(op, engine, arch, config=None):
     bucket its decode batches reach above decode's split-K rows (each bucket's upper end) and its
     prefill chunk (for the 8-bit GEMMs, which have no split-K: 1 and every bucket's upper end);
     for the split-K linear, a decode of 1 and of up to 32 requests; for paged decode, both ends of
-    each bucket of sequences (one choice must serve 17 sequences and 64); for a MoE layer (a model's `config`), the fewest tokens of each range of rows per expert up to the
-    prefill chunk; for attention, the prefill chunk."""
+    each bucket of sequences (one choice must serve 17 sequences and 64); for paged prefill, each
+    bucket's upper end up to the prefill chunk, and the chunk (prompts of any length up to it);
+    for a MoE layer (a model's `config`), the fewest tokens of each range of rows per expert up to
+    the prefill chunk; for attention, the prefill chunk."""
     from hk.ops import gemm, moe
 
     facts = engines()[engine]
@@ -128,6 +137,10 @@ def engine_tokens(op, engine, arch, config=None):
 
         highs = {s for s in paged.SEQ_BUCKETS if s <= decode_max} | {decode_max}
         return sorted(highs | {1} | {s + 1 for s in paged.SEQ_BUCKETS if s + 1 <= decode_max})
+    if op == PAGED_PREFILL:
+        from hk.ops import paged
+
+        return sorted({t for t in paged.PREFILL_BUCKETS if t <= prefill} | {prefill})
     if op in DECODE_OPS:
         return sorted({1, min(gemm.DECODE_ROWS, decode_max)})
     if op == "fused_moe":
@@ -173,6 +186,19 @@ def parse_shape(op, text, arch=None):
             raise UsageError("--shape=%s: %s" % (text, what))
         return dims + ("fp8" + rest[0] if rest else _target_fp8(arch),)
 
+    if op == PAGED_PREFILL:
+        from hk.ops import paged
+
+        what = ("a paged prefill's shape is SEQS,TOKENS,HEADS,KV_HEADS,D with an optional BLOCK_SIZE (16 by "
+                "default): HEADS a multiple of KV_HEADS, D a multiple of 16 up to 256, BLOCK_SIZE of 16")
+        dims, rest = _dims(text, 5, what)
+        try:
+            bs = (int(rest[0]),) if rest else ()
+        except ValueError:
+            bs = (0,)
+        if dims[2] % dims[3] or dims[4] % 16 or dims[4] > 256 or (bs and (bs[0] < 1 or bs[0] % paged.TILE)):
+            raise UsageError("--shape=%s: %s" % (text, what))
+        return dims + bs
     if op == PAGED_DECODE:
         from hk.ops import paged
 
@@ -256,6 +282,9 @@ def shapes_for(op, given, model_names, tokens, arch=None):
         elif op == PAGED_DECODE:
             shapes += [(seqs, DECODE_CONTEXT, config["num_attention_heads"], config["num_key_value_heads"],
                         config["head_dim"]) for seqs in counts]
+        elif op == PAGED_PREFILL:
+            shapes += [(1, t, config["num_attention_heads"], config["num_key_value_heads"], config["head_dim"])
+                       for t in counts]
         else:  # a prefill of `tokens` tokens, causal
             shapes += [(1, config["num_attention_heads"], config["num_key_value_heads"], t, t,
                         config["head_dim"], True) for t in counts]

@@ -142,6 +142,7 @@ for _name, _op in OPS.items():
 
 # The ops whose schedule a search chooses (hk-tune; hk/tuned/<arch>.json), by op name.
 TUNABLES = {t.name: t for t in (gemm.LINEAR, gemm.SPLIT_K, attention.ATTENTION, moe.FUSED_MOE,
-                                mm8.INT8_SCALED_MM, mm8.SCALED_MM, awq.AWQ_GEMM, paged.PAGED_DECODE)}
+                                mm8.INT8_SCALED_MM, mm8.SCALED_MM, awq.AWQ_GEMM, paged.PAGED_DECODE,
+                                paged.PAGED_PREFILL)}
 
 __all__ = sorted(list(OPS) + ["sdpa", "sdpa_route", "TUNABLES"])

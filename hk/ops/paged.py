@@ -23,7 +23,11 @@ keys and values, found through its block table.
     paged_attention_prefill_out(out, query, ...)
 
 Prefill runs a wave per 16 tokens of one query head: the same steps over 16 keys at a time,
-each token's keys ending at its position.
+each token's keys ending at its position. A workgroup of several waves shares each 16 keys' copy
+into LDS: HEADS query heads of one K/V head times TILES consecutive tiles of 16 tokens, every
+wave walking the keys up to the workgroup's last token (its own masked). How many is a schedule
+choice: PAGED_PREFILL is the Tunable (per target and bucket of tokens per sequence by heads and
+head size); without a tuned choice, one wave.
 
 A wave owns up to 16 query heads of one K/V head of one sequence and walks the sequence's
 keys as flash attention walks its key blocks, 16 at a time: their K and V are copied into LDS
@@ -110,15 +114,16 @@ def _key_steps(D, BS, KV, fp8=None):
         return hk.arch.target().lds_transpose_read is not None
 
     @hk.func
-    def key_step(j, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, masked, last):
-        # Keys 16j .. 16j+15, in LDS: Sᵀ = K Qᵀ (16 keys x 16 queries, in base 2); `masked`:
-        # only keys before `end` (a count, or a tile of one per query) count.
+    def key_step(j, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, masked, last, qw=0):
+        # Keys 16j .. 16j+15, in LDS: Sᵀ = K Qᵀ (16 keys x 16 queries, in base 2), the queries
+        # those of q_lds[qw]; `masked`: only keys before `end` (a count, or a tile of one per
+        # query) count.
         s = hk.zeros(hk.RT(f32, TILE, TILE))
         for kds in _batches(D // 16, _reads_at_once()):
             # A batch's LDS reads issued together, then its MMAs: they wait for one another
             # (lgkmcnt counting down) instead of each read for the MMA before it.
             ops = [(k_lds[0].subtile(TILE, 16, 0, kd).load(hk.RT(bf16, TILE, 16)),
-                    q_lds[0].subtile(TILE, 16, 0, kd).load(hk.RT(bf16, TILE, 16))) for kd in kds]
+                    q_lds[qw].subtile(TILE, 16, 0, kd).load(hk.RT(bf16, TILE, 16))) for kd in kds]
             for a, b in ops:
                 s = hk.mma_ABt(a, b, s)
         s = s * qk_scale
@@ -181,7 +186,7 @@ def _key_steps(D, BS, KV, fp8=None):
 
     @hk.func
     def attend_fp8(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, end, tiles, qk_scale, causal, scales,
-                   first=None):
+                   first=None, qw=0):
         """attend for fp8 caches: each 16 keys dequantized into LDS, then the same step."""
         full, steps = _tiles(n, tiles, first)
         for j in steps(full):
@@ -195,17 +200,18 @@ def _key_steps(D, BS, KV, fp8=None):
             OT, m, l = key_step(full, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, True, True)
         return OT, m, l
 
-    def begin(q, queries, whole=False):
+    def begin(q, queries, whole=False, waves=1, qw=0):
         """The 16 queries' rows of q in LDS (in registers, with the copy in flight, they would not
         fit gfx11), LDS for 16 keys' K and V, and the softmax's state (Oᵀ, m, l). `whole`: the
-        rows gathered in one 16 x D tile (one wait; decode), else 16 columns at a time."""
-        q_lds = hk.lds.alloc(hk.ST(bf16, TILE, D))
+        rows gathered in one 16 x D tile (one wait; decode), else 16 columns at a time. `waves`:
+        a workgroup of that many waves sharing K and V, each its own queries in q_lds[qw]."""
+        q_lds = hk.lds.alloc(hk.ST(bf16, TILE, D, waves) if waves > 1 else hk.ST(bf16, TILE, D))
         if whole:
-            q_lds[0].store(hk.gather(q, hk.tile_coord(0, 0, 0, 0), queries, hk.RT(bf16, TILE, D)))
+            q_lds[qw].store(hk.gather(q, hk.tile_coord(0, 0, 0, 0), queries, hk.RT(bf16, TILE, D)))
         else:
             for kd in range(D // 16):
-                q_lds[0].subtile(TILE, 16, 0, kd).store(hk.gather(q, hk.tile_coord(0, 0, 0, kd), queries,
-                                                                  hk.RT(bf16, TILE, 16)))
+                q_lds[qw].subtile(TILE, 16, 0, kd).store(hk.gather(q, hk.tile_coord(0, 0, 0, kd), queries,
+                                                                   hk.RT(bf16, TILE, 16)))
         k_lds = hk.lds.alloc(hk.ST(bf16, TILE, D))
         v_lds = hk.lds.alloc(hk.ST(bf16, TILE, D) if v_as_stored() else hk.ST(bf16, D, TILE))
         OT = [hk.zeros(hk.RT(f32, 16, TILE)) for _ in range(D // 16)]
@@ -227,10 +233,12 @@ def _key_steps(D, BS, KV, fp8=None):
         return hk.maximum(hk.minimum(n // TILE, tiles), first), lambda full: hk.range(first, full)
 
     @hk.func
-    def attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, end, tiles, qk_scale, causal, first=None):
+    def attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, kvh, n, end, tiles, qk_scale, causal, first=None,
+               qw=0):
         """The keys of tiles 0 .. tiles-1 of the sequence (n of them) into OT, m and l, or with
         `first` those of tiles first .. tiles-1; with `causal`, each query's keys end at its
-        entry of `end`."""
+        entry of `end`. The queries are q_lds[qw]; in a workgroup of several waves every wave
+        walks the same tiles (the copies and barriers are the workgroup's)."""
         full, steps = _tiles(n, tiles, first)
         # Each 16 keys' copy is issued a step ahead: its loads are in flight while the keys
         # before it are computed, and written into LDS after the barrier that ends that step.
@@ -240,13 +248,13 @@ def _key_steps(D, BS, KV, fp8=None):
         hk.arch.barrier()
         for j in steps(full):
             k_next, v_next = issue(k_lds, v_lds, k, v, tables, seq, kvh, j + 1)
-            OT, m, l = key_step(j, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, causal, False)
+            OT, m, l = key_step(j, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, causal, False, qw)
             hk.arch.barrier()
             hk.lds.commit(k_lds, 0, k_next)
             hk.lds.commit(v_lds, 0, v_next)
             hk.arch.barrier()
         if full < tiles:  # the sequence's last keys, fewer than 16
-            OT, m, l = key_step(full, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, True, True)
+            OT, m, l = key_step(full, q_lds, OT, m, l, k_lds, v_lds, end, qk_scale, True, True, qw)
         return OT, m, l
 
     if fp8 is not None:
@@ -407,39 +415,51 @@ def merge_kernel(D):
 
 
 @functools.lru_cache(maxsize=None)
-def prefill_kernel(D, GROUP, BS, KV=1, fp8=None):
+def prefill_kernel(D, GROUP, BS, KV=1, fp8=None, HEADS=1, TILES=1):
     """Causal prefill: head size D, GROUP query heads per K/V head, cache blocks of BS slots (KV
     and fp8 as for decode). A wave owns 16 query tokens of one head of one sequence; its keys
-    are the sequence's cached ones, through the block table, as for decode."""
+    are the sequence's cached ones, through the block table, as for decode. A workgroup holds
+    HEADS x TILES waves that share each 16 keys' copy into LDS: HEADS query heads of one K/V
+    head (HEADS divides GROUP) times TILES consecutive tiles of 16 tokens (bf16 caches; an fp8
+    cache's dequantizing copy is one wave's)."""
     f32, bf16 = hk.fp32, hk.bf16
+    waves = HEADS * TILES
+    if GROUP % HEADS or HEADS < 1 or TILES < 1 or (fp8 is not None and waves > 1):
+        raise ValueError("prefill_kernel: HEADS=%d of GROUP=%d, TILES=%d%s" % (
+            HEADS, GROUP, TILES, "" if fp8 is None else " with an fp8 cache (one wave)"))
     begin, attend, finish = _key_steps(D, BS, KV, fp8)
+    span = TILE * TILES  # a workgroup's tokens
 
     def body(q, k, v, tables, lens, starts, o, scale, scales):
         # q, o [tokens * heads, D]; k, v [blocks, 1, block_size, kv_heads * D * KV]; tables
         # [seqs, max_blocks]; lens [seqs] (keys, the new tokens' included); starts [seqs + 1]
         # (where each sequence's tokens start in q).
         heads = k.cols // (D * KV) * GROUP
-        seq = hk.arch.block_idx.y // heads
-        h = hk.arch.block_idx.y % heads
-        first = hk.arch.block_idx.x * TILE  # the wave's first query, within the sequence
+        seq = hk.arch.block_idx.y // (heads // HEADS)
+        w = hk.arch.warp_id() if waves > 1 else 0
+        h = hk.arch.block_idx.y % (heads // HEADS) * HEADS + (w % HEADS if HEADS > 1 else 0)
+        top = hk.arch.block_idx.x * span  # the workgroup's first query, within the sequence
+        first = top + (w // HEADS * TILE if TILES > 1 else 0)  # the wave's
         start = starts.load_scalar(0, 0, 0, seq)
         count = starts.load_scalar(0, 0, 0, seq + 1) - start
         n = lens.load_scalar(0, 0, 0, seq)
         past = n - count  # the sequence's queries are its last `count` tokens
         queries = _row_ids((start + first) * heads + h, count - first, heads)
-        q_lds, k_lds, v_lds, OT, m, l = begin(q, queries)
-        # Query i (a column of Sᵀ) sees keys up to past + first + i; none past the wave's last
-        # query are read, and a wave past the sequence's queries reads none.
+        q_lds, k_lds, v_lds, OT, m, l = begin(q, queries, waves=waves, qw=w)
+        # Query i (a column of Sᵀ) sees keys up to past + first + i; none past the workgroup's
+        # last query are read (every wave walks the same tiles), and a workgroup past the
+        # sequence's queries reads none.
         end = hk.minimum(hk.iota(hk.RT(f32, TILE, TILE), "col") + (past + first + 1), n)
-        tiles = hk.minimum(hk.minimum(hk.cdiv(n, TILE), hk.cdiv(past + first + TILE, TILE)),
-                           hk.maximum(count - first, 0) * (n + TILE))
+        tiles = hk.minimum(hk.minimum(hk.cdiv(n, TILE), hk.cdiv(past + top + span, TILE)),
+                           hk.maximum(count - top, 0) * (n + TILE))
         extra = () if fp8 is None else (scales,)
         OT, m, l = attend(q_lds, OT, m, l, k_lds, v_lds, k, v, tables, seq, h // GROUP, n, end, tiles,
-                          scale * LOG2E, True, *extra)
+                          scale * LOG2E, True, *extra, qw=w)
         finish(o, queries, OT, l)
 
-    grid = lambda p: (hk.cdiv(p.max_query_len, TILE), p.lens.cols * (p.k.cols // (D * KV) * GROUP))  # noqa: E731
-    name = "paged_prefill_d%d_g%d_b%d%s" % (D, GROUP, BS, _suffix(KV, fp8))
+    grid = lambda p: (hk.cdiv(p.max_query_len, span), p.lens.cols * (p.k.cols // (D * KV) * GROUP // HEADS))  # noqa: E731
+    name = "paged_prefill_d%d_g%d_b%d%s%s%s" % (D, GROUP, BS, _suffix(KV, fp8), "" if HEADS == 1 else "_h%d" % HEADS,
+                                               "" if TILES == 1 else "_t%d" % TILES)
     C, F, I = hk.Tensor[_cache_type(fp8)], hk.Tensor[hk.fp32], hk.Tensor[hk.i32]
     if fp8 is None:
         def prefill(q: hk.Tensor[bf16], k: C, v: C, tables: I, lens: I, starts: I, o: hk.Tensor[bf16], scale: float,
@@ -449,7 +469,7 @@ def prefill_kernel(D, GROUP, BS, KV=1, fp8=None):
         def prefill(q: hk.Tensor[bf16], k: C, v: C, tables: I, lens: I, starts: I, o: hk.Tensor[bf16], scale: float,
                     max_query_len: int, kv_scales: F):
             body(q, k, v, tables, lens, starts, o, scale, kv_scales)
-    return hk.kernel(grid=grid, name=name)(prefill)
+    return hk.kernel(grid=grid, name=name, warps=waves)(prefill)
 
 
 def _check_paged(op, query, key_cache, value_cache, out, query_shape):
@@ -640,10 +660,93 @@ def launch_prefill(query, key_cache, value_cache, block_tables, seq_lens, query_
             query_start_loc.contiguous(), registry.rows(op, "out", out, d, writable=True), float(scale),
             int(max_query_len)]
     if fp8 is None:
-        prefill_kernel(d, heads // kv_heads, bs, kv)(*args)
+        # The waves per workgroup are the bucket's tuned choice on the launch's target (by
+        # tokens per sequence, heads and head size), else one.
+        shape = (seqs, int(max_query_len), heads, kv_heads, d, bs)
+        arch = tuned.launch_arch()
+        tuned.launch(PAGED_PREFILL, shape,
+                     lambda knobs: prefill_of(d, heads // kv_heads, bs, kv, knobs)(*args, arch=arch), arch)
         return
     args[1], args[2] = _as_stored(k2, fp8[0]), _as_stored(v2, fp8[0])
     prefill_kernel(d, heads // kv_heads, bs, kv, fp8[0])(*args, fp8[1])
+
+
+# Prefill's waves per workgroup as a candidate: HEADS query heads of a K/V head times TILES
+# tiles of 16 tokens share each 16 keys' copy into LDS, per bucket of tokens per sequence by
+# heads, K/V heads and head size. A shape is (SEQS, TOKENS, HEADS, KV_HEADS, D[, BS]): SEQS
+# sequences of TOKENS new tokens each, nothing cached before them, in a bf16 cache of BS-slot
+# blocks (16 by default). The bucket is the launch's max_query_len's (known without waiting for
+# the device), whatever the sequences' cached context.
+PREFILL_BUCKETS = (16, 128, 512, 1024, 2048, 4096, 8192, 16384, 32768)
+
+
+def prefill_space(target):
+    """A workgroup of up to 8 waves; HEADS must divide a shape's query heads per K/V head (the
+    others are refused at that shape)."""
+    return space(HEADS=[1, 2, 4, 8], TILES=[1, 2, 4, 8], where=[lambda c: c.HEADS * c.TILES <= 8])
+
+
+def prefill_waves(knobs, group):
+    """(HEADS, TILES) of `knobs` ({} or None: one wave) for GROUP query heads per K/V head."""
+    knobs = dict(knobs or {})
+    chosen = []
+    for name in ("HEADS", "TILES"):
+        value = knobs.get(name, 1)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError("%s is a positive number of waves, not %r" % (name, value))
+        chosen.append(value)
+    if group % chosen[0]:
+        raise ValueError("HEADS=%d does not divide the %d query heads per K/V head" % (chosen[0], group))
+    return tuple(chosen)
+
+
+def prefill_of(d, group, bs, kv, knobs):
+    heads, tiles = prefill_waves(knobs, group)
+    # One wave is the kernel the default launch makes (one Kernel, one trace).
+    return prefill_kernel(d, group, bs, kv) if heads == tiles == 1 else prefill_kernel(d, group, bs, kv, None,
+                                                                                      heads, tiles)
+
+
+def prefill_shape(shape):
+    """(seqs, tokens, heads, kv_heads, d, bs) of a prefill's shape."""
+    seqs, tokens, heads, kv_heads, d, *rest = (int(x) for x in shape)
+    return seqs, tokens, heads, kv_heads, d, rest[0] if rest else TILE
+
+
+def prefill_bucket(shape):
+    _, tokens, heads, kv_heads, d, bs = prefill_shape(shape)
+    low = 0
+    for high in PREFILL_BUCKETS:
+        if tokens <= high:
+            return "H=%d KVH=%d D=%d BS=%d tokens=%d-%d" % (heads, kv_heads, d, bs, low + 1, high)
+        low = high
+    return "H=%d KVH=%d D=%d BS=%d tokens>%d" % (heads, kv_heads, d, bs, PREFILL_BUCKETS[-1])
+
+
+def prefill_arguments(shape):
+    """The launch's arguments at a shape (meta tensors; the tables and lengths as values, which
+    steer the kernel)."""
+    seqs, tokens, heads, kv_heads, d, bs = prefill_shape(shape)
+    used = -(-tokens // bs)
+    meta = dict(dtype=torch.bfloat16, device="meta")
+    tables = torch.arange(seqs * used, dtype=torch.int32).view(seqs, used)
+    lens = torch.full((seqs,), tokens, dtype=torch.int32)
+    starts = torch.arange(seqs + 1, dtype=torch.int32) * tokens
+    cache = torch.empty(seqs * used, 1, bs, kv_heads * d, **meta)
+    return (torch.empty(seqs * tokens * heads, d, **meta), cache, cache, tables, lens, starts,
+            torch.empty(seqs * tokens * heads, d, **meta), d ** -0.5, tokens)
+
+
+def _prefill_candidate(config, shape):
+    _, _, heads, kv_heads, d, bs = prefill_shape(shape)
+    return prefill_of(d, heads // kv_heads, bs, 1, config.as_dict()), {}
+
+
+PAGED_PREFILL = Tunable(
+    name="paged_attention_prefill", space=prefill_space, knobs=frozenset(("HEADS", "TILES")),
+    kernel=_prefill_candidate, arguments=prefill_arguments, default=lambda arch: {"HEADS": 1, "TILES": 1},
+    bucket=prefill_bucket, describe=lambda shape: "seqs=%d tokens=%d H=%d KVH=%d D=%d BS=%d" % prefill_shape(shape),
+    sources=(os.path.abspath(__file__),))
 
 
 def interleaved(key_cache, value_cache):

@@ -327,7 +327,7 @@ class PagedAttention(Op):
     """vLLM's Triton unified attention (kernel_unified_attention; for a decode batch of at most
     seq_threshold_3D = 128 / K/V heads sequences its split-K form, 16 segments, and then
     reduce_segments) as its TritonAttention backend launches it, against hk's paged decode (split
-    as tuned) or prefill kernel (hk.ops.paged), bf16, on Qwen3-8B's heads, 16-slot blocks, K and V each a
+    as tuned) or prefill kernel (its waves per workgroup as tuned; hk.ops.paged), bf16, on Qwen3-8B's heads, 16-slot blocks, K and V each a
     [blocks, 16, K/V heads, head size] cache. Decode: `seqs` sequences of CONTEXT keys, one query
     each; prefill: one causal sequence of `tokens` tokens, nothing cached."""
 
@@ -374,7 +374,9 @@ class PagedAttention(Op):
                                              paged.decode_parts(knobs))
             return sum(perf.predict(launch.kernel, *launch.args, arch=arch, **launch.constants).seconds
                        for launch in launches)
-        kernel = paged.prefill_kernel(d, heads // kvh, bs, 1)
+        # The waves per workgroup hk.ops launches: the bucket's tuned choice.
+        knobs = tuned.lookup(paged.PAGED_PREFILL, (seqs, max(qlens), heads, kvh, d, bs), arch)
+        kernel = paged.prefill_of(d, heads // kvh, bs, 1, knobs)
         return perf.predict(kernel, q, k, k, tables, lens, starts, o, scale, max(qlens), arch=arch).seconds
 
     def predict(self, kernels, arch, count, shape):
