@@ -186,24 +186,12 @@ def parse_shape(op, text, arch=None):
             raise UsageError("--shape=%s: %s" % (text, what))
         return dims + ("fp8" + rest[0] if rest else _target_fp8(arch),)
 
-    if op == PAGED_PREFILL:
+    if op in (PAGED_DECODE, PAGED_PREFILL):
         from hk.ops import paged
 
-        what = ("a paged prefill's shape is SEQS,TOKENS,HEADS,KV_HEADS,D with an optional BLOCK_SIZE (16 by "
-                "default): HEADS a multiple of KV_HEADS, D a multiple of 16 up to 256, BLOCK_SIZE of 16")
-        dims, rest = _dims(text, 5, what)
-        try:
-            bs = (int(rest[0]),) if rest else ()
-        except ValueError:
-            bs = (0,)
-        if dims[2] % dims[3] or dims[4] % 16 or dims[4] > 256 or (bs and (bs[0] < 1 or bs[0] % paged.TILE)):
-            raise UsageError("--shape=%s: %s" % (text, what))
-        return dims + bs
-    if op == PAGED_DECODE:
-        from hk.ops import paged
-
-        what = ("a paged decode's shape is SEQS,CONTEXT,HEADS,KV_HEADS,D with an optional BLOCK_SIZE (16 by "
-                "default): HEADS a multiple of KV_HEADS, D a multiple of 16 up to 256, BLOCK_SIZE of 16")
+        what = ("a paged %s's shape is SEQS,%s,HEADS,KV_HEADS,D with an optional BLOCK_SIZE (16 by default): HEADS "
+                "a multiple of KV_HEADS, D a multiple of 16 up to 256, BLOCK_SIZE of 16"
+                % (("decode", "CONTEXT") if op == PAGED_DECODE else ("prefill", "TOKENS")))
         dims, rest = _dims(text, 5, what)
         try:
             bs = (int(rest[0]),) if rest else ()

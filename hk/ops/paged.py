@@ -457,7 +457,9 @@ def prefill_kernel(D, GROUP, BS, KV=1, fp8=None, HEADS=1, TILES=1):
                           scale * LOG2E, True, *extra, qw=w)
         finish(o, queries, OT, l)
 
-    grid = lambda p: (hk.cdiv(p.max_query_len, span), p.lens.cols * (p.k.cols // (D * KV) * GROUP // HEADS))  # noqa: E731
+    def grid(p):  # (workgroups of `span` tokens, sequences x groups of HEADS query heads)
+        return hk.cdiv(p.max_query_len, span), p.lens.cols * (p.k.cols // (D * KV) * GROUP // HEADS)
+
     name = "paged_prefill_d%d_g%d_b%d%s%s%s" % (D, GROUP, BS, _suffix(KV, fp8), "" if HEADS == 1 else "_h%d" % HEADS,
                                                "" if TILES == 1 else "_t%d" % TILES)
     C, F, I = hk.Tensor[_cache_type(fp8)], hk.Tensor[hk.fp32], hk.Tensor[hk.i32]
