@@ -605,24 +605,31 @@ def decode_parts(knobs):
     return parts
 
 
-def decode_shape(shape):
-    """(seqs, context, heads, kv_heads, d, bs) of a decode's shape."""
-    seqs, context, heads, kv_heads, d, *rest = (int(x) for x in shape)
-    return seqs, context, heads, kv_heads, d, rest[0] if rest else TILE
+def paged_shape(shape):
+    """(seqs, context or tokens, heads, kv_heads, d, bs) of a decode's or a prefill's shape (the
+    block size 16 unless given)."""
+    seqs, count, heads, kv_heads, d, *rest = (int(x) for x in shape)
+    return seqs, count, heads, kv_heads, d, rest[0] if rest else TILE
+
+
+def _bucket(heads, kv_heads, d, bs, what, count, highs):
+    """The bucket of `count` (of `what`) among the ranges ending at `highs`, by heads, head size
+    and block size."""
+    low = 0
+    for high in highs:
+        if count <= high:
+            return "H=%d KVH=%d D=%d BS=%d %s=%d-%d" % (heads, kv_heads, d, bs, what, low + 1, high)
+        low = high
+    return "H=%d KVH=%d D=%d BS=%d %s>%d" % (heads, kv_heads, d, bs, what, highs[-1])
 
 
 def decode_bucket(shape):
-    seqs, _, heads, kv_heads, d, bs = decode_shape(shape)
-    low = 0
-    for high in SEQ_BUCKETS:
-        if seqs <= high:
-            return "H=%d KVH=%d D=%d BS=%d seqs=%d-%d" % (heads, kv_heads, d, bs, low + 1, high)
-        low = high
-    return "H=%d KVH=%d D=%d BS=%d seqs>%d" % (heads, kv_heads, d, bs, SEQ_BUCKETS[-1])
+    seqs, _, heads, kv_heads, d, bs = paged_shape(shape)
+    return _bucket(heads, kv_heads, d, bs, "seqs", seqs, SEQ_BUCKETS)
 
 
 def _tuning_launches(config, shape):
-    seqs, context, heads, kv_heads, d, bs = decode_shape(shape)
+    seqs, context, heads, kv_heads, d, bs = paged_shape(shape)
     used = -(-context // bs)
     meta = dict(dtype=torch.bfloat16, device="meta")
     tables = torch.arange(seqs * used, dtype=torch.int32).view(seqs, used)  # (values: they steer the kernel)
@@ -636,7 +643,7 @@ def _tuning_launches(config, shape):
 PAGED_DECODE = Tunable(
     name="paged_attention_decode", space=decode_space, knobs=frozenset(("parts",)), launches=_tuning_launches,
     default=lambda arch: {"parts": 1}, bucket=decode_bucket,
-    describe=lambda shape: "seqs=%d context=%d H=%d KVH=%d D=%d BS=%d" % decode_shape(shape),
+    describe=lambda shape: "seqs=%d context=%d H=%d KVH=%d D=%d BS=%d" % paged_shape(shape),
     sources=(os.path.abspath(__file__),))
 
 
@@ -709,26 +716,15 @@ def prefill_of(d, group, bs, kv, knobs):
                                                                                       heads, tiles)
 
 
-def prefill_shape(shape):
-    """(seqs, tokens, heads, kv_heads, d, bs) of a prefill's shape."""
-    seqs, tokens, heads, kv_heads, d, *rest = (int(x) for x in shape)
-    return seqs, tokens, heads, kv_heads, d, rest[0] if rest else TILE
-
-
 def prefill_bucket(shape):
-    _, tokens, heads, kv_heads, d, bs = prefill_shape(shape)
-    low = 0
-    for high in PREFILL_BUCKETS:
-        if tokens <= high:
-            return "H=%d KVH=%d D=%d BS=%d tokens=%d-%d" % (heads, kv_heads, d, bs, low + 1, high)
-        low = high
-    return "H=%d KVH=%d D=%d BS=%d tokens>%d" % (heads, kv_heads, d, bs, PREFILL_BUCKETS[-1])
+    _, tokens, heads, kv_heads, d, bs = paged_shape(shape)
+    return _bucket(heads, kv_heads, d, bs, "tokens", tokens, PREFILL_BUCKETS)
 
 
 def prefill_arguments(shape):
     """The launch's arguments at a shape (meta tensors; the tables and lengths as values, which
     steer the kernel)."""
-    seqs, tokens, heads, kv_heads, d, bs = prefill_shape(shape)
+    seqs, tokens, heads, kv_heads, d, bs = paged_shape(shape)
     used = -(-tokens // bs)
     meta = dict(dtype=torch.bfloat16, device="meta")
     tables = torch.arange(seqs * used, dtype=torch.int32).view(seqs, used)
@@ -740,14 +736,14 @@ def prefill_arguments(shape):
 
 
 def _prefill_candidate(config, shape):
-    _, _, heads, kv_heads, d, bs = prefill_shape(shape)
+    _, _, heads, kv_heads, d, bs = paged_shape(shape)
     return prefill_of(d, heads // kv_heads, bs, 1, config.as_dict()), {}
 
 
 PAGED_PREFILL = Tunable(
     name="paged_attention_prefill", space=prefill_space, knobs=frozenset(("HEADS", "TILES")),
     kernel=_prefill_candidate, arguments=prefill_arguments, default=lambda arch: {"HEADS": 1, "TILES": 1},
-    bucket=prefill_bucket, describe=lambda shape: "seqs=%d tokens=%d H=%d KVH=%d D=%d BS=%d" % prefill_shape(shape),
+    bucket=prefill_bucket, describe=lambda shape: "seqs=%d tokens=%d H=%d KVH=%d D=%d BS=%d" % paged_shape(shape),
     sources=(os.path.abspath(__file__),))
 
 

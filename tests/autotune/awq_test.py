@@ -3,9 +3,6 @@ written to a tuned file is what hk.ops.awq_gemm launches (one unsplit product, o
 product and the sum of its parts) and its result is the dequantized product's; a choice that
 no longer builds falls back once; past a decode's rows nothing is looked up; hk-tune's shapes."""
 
-import contextlib
-import warnings
-
 import pytest
 import torch
 
@@ -17,19 +14,11 @@ from hk.compiler.cli import UsageError
 from hk.errors import HKWarning
 from hk.ops import awq
 from hk.runtime import launch
+from tests.autotune import tuned_files
+from tests.autotune.tuned_files import env, quiet  # noqa: F401 (env: an autouse fixture)
 
 SHAPE = (2, 256, 512, 32)  # M, N, K, G: 16 groups of K
 BUCKET = "fp16 G=32 N=256 K=512 M=1-32"
-
-
-@pytest.fixture(autouse=True)
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("HK_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("HK_DEVICE", "HK_AUTOTUNE", "HK_TUNED"):
-        monkeypatch.delenv(name, raising=False)
-    tuned.forget()
-    yield
-    tuned.forget()
 
 
 def operands(m=SHAPE[0], n=SHAPE[1], k=SHAPE[2], g=SHAPE[3]):
@@ -50,19 +39,7 @@ def launched(*args):
 
 
 def use(entries, monkeypatch, tmp_path, arch="gfx1100"):
-    path = tmp_path / (arch + ".json")
-    tuned.write(str(path), arch, "awq_gemm", entries)
-    monkeypatch.setenv("HK_TUNED", str(path))
-    monkeypatch.setenv("HK_DEVICE", "interp")
-    monkeypatch.setenv("HK_ARCH", arch)
-    tuned.forget()
-
-
-@contextlib.contextmanager
-def quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", HKWarning)
-        yield
+    tuned_files.use("awq_gemm", entries, monkeypatch, tmp_path, arch)
 
 
 def close(got, want):

@@ -5,9 +5,6 @@ in one cache) on the interpreter and the emulator; a search ranks the parts by h
 choice is what hk.ops.paged_attention_decode launches; a choice that no longer builds falls back
 once; the kernels through the gates on every target; hk-tune's shapes."""
 
-import contextlib
-import warnings
-
 import pytest
 import torch
 
@@ -20,19 +17,11 @@ from hk.errors import HKWarning
 from hk.ops import paged
 from hk.runtime import launch
 from hk.target import facts
+from tests.autotune import tuned_files
+from tests.autotune.tuned_files import env, quiet  # noqa: F401 (env: an autouse fixture)
 
 SHAPE = (3, 2048, 8, 2, 64)  # seqs, context, heads, K/V heads, head size (16-slot blocks)
 BUCKET = "H=8 KVH=2 D=64 BS=16 seqs=2-4"
-
-
-@pytest.fixture(autouse=True)
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("HK_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("HK_DEVICE", "HK_AUTOTUNE", "HK_TUNED", "HK_ARCH"):
-        monkeypatch.delenv(name, raising=False)
-    tuned.forget()
-    yield
-    tuned.forget()
 
 
 reference = paged.decode_reference
@@ -54,20 +43,9 @@ def close(got, want):
 
 def use(parts, monkeypatch, tmp_path, arch="gfx1100", bucket=BUCKET, device="interp"):
     """A tuned file choosing `parts` (knobs, when a dict) at `bucket`, and the device to run on."""
-    path = tmp_path / (arch + ".json")
     knobs = parts if isinstance(parts, dict) else {"parts": parts}
-    tuned.write(str(path), arch, "paged_attention_decode", {bucket: {"knobs": knobs, "seconds": 1.0}})
-    monkeypatch.setenv("HK_TUNED", str(path))
-    monkeypatch.setenv("HK_DEVICE", device)
-    monkeypatch.setenv("HK_ARCH", arch)
-    tuned.forget()
-
-
-@contextlib.contextmanager
-def quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", HKWarning)
-        yield
+    tuned_files.use("paged_attention_decode", {bucket: {"knobs": knobs, "seconds": 1.0}}, monkeypatch, tmp_path,
+                    arch, device)
 
 
 def launched(*args):
@@ -163,13 +141,8 @@ def test_a_search_ranks_the_parts_and_the_op_launches_the_choice(monkeypatch, tm
     # One wave per K/V head of 3 sequences leaves MI300X's 304 units nearly idle: splitting wins.
     assert choice.knobs["parts"] > 1 and choice.seconds < choice.default_seconds
 
-    path = tmp_path / "gfx942.json"
-    tuned.write(str(path), "gfx942", "paged_attention_decode",
-                {b: tuned.entry_of(c, result) for b, c in result.choices.items()})
-    monkeypatch.setenv("HK_TUNED", str(path))
-    monkeypatch.setenv("HK_DEVICE", "interp")
-    monkeypatch.setenv("HK_ARCH", "gfx942")
-    tuned.forget()
+    tuned_files.use("paged_attention_decode", {b: tuned.entry_of(c, result) for b, c in result.choices.items()}, monkeypatch,
+                    tmp_path, "gfx942")
     q, kc, vc, tables, lens = case(8, 2, 64, [200, 3, 256])
     with quiet():
         assert launched(q, kc, vc, tables, lens, 0.125) == SPLIT

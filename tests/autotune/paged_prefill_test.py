@@ -6,9 +6,6 @@ interpreter and the emulator; a search ranks the candidates by hk.perf and the c
 hk.ops.paged_attention_prefill launches; a choice that no longer builds falls back once; an fp8
 cache keeps one wave; the kernels through the gates on every target; hk-tune's shapes."""
 
-import contextlib
-import warnings
-
 import pytest
 import torch
 
@@ -21,6 +18,8 @@ from hk.errors import HKWarning
 from hk.ops import paged
 from hk.runtime import launch
 from hk.target import facts
+from tests.autotune import tuned_files
+from tests.autotune.tuned_files import env, quiet  # noqa: F401 (env: an autouse fixture)
 from tests.ops.paged_cases import prefill_case, prefill_reference, vllm_halves
 
 
@@ -30,35 +29,14 @@ BUCKET = "H=8 KVH=2 D=64 BS=16 tokens=17-128"
 NEW, CACHED = [20, 7, 1, 0, 70], [0, 45, 60, 10, 3]
 
 
-@pytest.fixture(autouse=True)
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("HK_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("HK_DEVICE", "HK_AUTOTUNE", "HK_TUNED", "HK_ARCH"):
-        monkeypatch.delenv(name, raising=False)
-    tuned.forget()
-    yield
-    tuned.forget()
-
-
 def close(got, want):
     torch.testing.assert_close(got.float(), want.float(), rtol=1.6e-2, atol=1e-2)
 
 
 def use(knobs, monkeypatch, tmp_path, arch="gfx1100", bucket=BUCKET, device="interp"):
     """A tuned file choosing `knobs` at `bucket`, and the device to run on."""
-    path = tmp_path / (arch + ".json")
-    tuned.write(str(path), arch, "paged_attention_prefill", {bucket: {"knobs": knobs, "seconds": 1.0}})
-    monkeypatch.setenv("HK_TUNED", str(path))
-    monkeypatch.setenv("HK_DEVICE", device)
-    monkeypatch.setenv("HK_ARCH", arch)
-    tuned.forget()
-
-
-@contextlib.contextmanager
-def quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", HKWarning)
-        yield
+    tuned_files.use("paged_attention_prefill", {bucket: {"knobs": knobs, "seconds": 1.0}}, monkeypatch, tmp_path,
+                    arch, device)
 
 
 def launched(*args):
@@ -78,7 +56,7 @@ def test_waves_sharing_keys_on_the_interpreter(heads, tiles, monkeypatch, tmp_pa
     want = prefill_reference(*args[:6], 0.125)
     with quiet():
         got = torch.ops.hk.paged_attention_prefill(*args, 0.125)
-        name = "paged_prefill_d64_g4_b16" + ("_h%d" % heads if heads > 1 else "") + ("_t%d" % tiles if tiles > 1 else "")
+        name = "paged_prefill_d64_g4_b16" + ("_h%d" % heads) * (heads > 1) + ("_t%d" % tiles) * (tiles > 1)
         assert launched(*args, 0.125) == [(name, heads * tiles)]
     close(got, want)
     assert torch.equal(got[sum(NEW[:3]):sum(NEW[:4])], got[:0])  # (the sequence of none has no rows)
@@ -157,13 +135,8 @@ def test_a_search_ranks_the_waves_and_the_op_launches_the_choice(monkeypatch, tm
     # One wave per 16 tokens copies each 16 keys for itself; sharing the copy wins.
     assert choice.knobs != {"HEADS": 1, "TILES": 1} and choice.seconds < choice.default_seconds
 
-    path = tmp_path / "gfx942.json"
-    tuned.write(str(path), "gfx942", "paged_attention_prefill",
-                {b: tuned.entry_of(c, result) for b, c in result.choices.items()})
-    monkeypatch.setenv("HK_TUNED", str(path))
-    monkeypatch.setenv("HK_DEVICE", "interp")
-    monkeypatch.setenv("HK_ARCH", "gfx942")
-    tuned.forget()
+    tuned_files.use("paged_attention_prefill", {b: tuned.entry_of(c, result) for b, c in result.choices.items()}, monkeypatch,
+                    tmp_path, "gfx942")
     args = prefill_case([1500], [0], 32, 8, 128, 16, blocks=100)
     with quiet():
         [(name, waves)] = launched(*args, 0.09)

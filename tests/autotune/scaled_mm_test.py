@@ -4,9 +4,6 @@ and launched by hk.ops (its bucket's knobs; the product within bf16's rounding o
 reference, on the interpreter); a choice that no longer builds falls back once; hk-tune's shapes
 of them."""
 
-import contextlib
-import warnings
-
 import pytest
 import torch
 
@@ -18,6 +15,7 @@ from hk.compiler.cli import UsageError
 from hk.errors import HKWarning
 from hk.ops import gemm, mm8
 from hk.runtime import launch
+from tests.autotune.tuned_files import env, point as use, quiet  # noqa: F401 (env: an autouse fixture)
 
 SHAPE = (64, 128, 256)  # M, N, K
 CASES = [  # (op, target, the operands' hk type, their torch dtype)
@@ -25,17 +23,6 @@ CASES = [  # (op, target, the operands' hk type, their torch dtype)
     ("scaled_mm", "gfx950", "fp8e4m3", torch.float8_e4m3fn),
     ("scaled_mm", "gfx942", "fp8e4m3fnuz", torch.float8_e4m3fnuz),
 ]
-
-
-@pytest.fixture(autouse=True)
-def env(tmp_path, monkeypatch):
-    monkeypatch.setenv("HK_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.delenv("HK_DEVICE", raising=False)
-    monkeypatch.delenv("HK_AUTOTUNE", raising=False)
-    monkeypatch.delenv("HK_TUNED", raising=False)
-    tuned.forget()
-    yield
-    tuned.forget()
 
 
 def operands(dtype, m=SHAPE[0], n=SHAPE[1], k=SHAPE[2]):
@@ -67,20 +54,6 @@ def launched(op, dtype):
         call(op, *operands(dtype))
     [(kernel, _, _, constants)] = launches
     return kernel, constants
-
-
-@contextlib.contextmanager
-def quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", HKWarning)
-        yield
-
-
-def use(path, arch, monkeypatch):
-    monkeypatch.setenv("HK_TUNED", str(path))
-    monkeypatch.setenv("HK_DEVICE", "interp")
-    monkeypatch.setenv("HK_ARCH", arch)
-    tuned.forget()
 
 
 @pytest.mark.parametrize("op, arch, name, dtype", CASES)

@@ -3,9 +3,7 @@ version or target, one that does not parse, a knob the op does not take, and a c
 longer builds each fall back to the default with one warning; HK_TUNED as a directory;
 HK_AUTOTUNE=1 searches a bucket with no entry once."""
 
-import contextlib
 import json
-import warnings
 
 import pytest
 import torch
@@ -16,6 +14,7 @@ from hk import tuned
 from hk.errors import HKWarning
 from hk.ops import gemm
 from hk.runtime import launch
+from tests.autotune.tuned_files import quiet
 
 BUCKET = "bf16 N=64 K=64 M=33-64"
 KNOBS = {"waves": 8, "BM": 64, "BN": 64, "BK": 64, "UNROLL": 4}
@@ -56,14 +55,6 @@ def launched(m=64):
         gemm.launch_linear(x, w, None, out)
     [(kernel, _, _, constants)] = launches
     return kernel.warps, constants
-
-
-@contextlib.contextmanager
-def quiet():
-    """A block in which any hk warning fails the test."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", HKWarning)
-        yield
 
 
 def test_the_recorded_knobs_are_what_a_launch_takes(tuned_file):
