@@ -597,12 +597,17 @@ def decode_space(target):
     return space(parts=[1, 2, 4, 8, 16, 32])
 
 
+def _count(knobs, name, what):
+    """Knob `name` of `knobs` ({} or None: 1), a positive number of `what`."""
+    value = dict(knobs or {}).get(name, 1)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError("%s is a positive number of %s, not %r" % (name, what, value))
+    return value
+
+
 def decode_parts(knobs):
     """The parts of `knobs` ({} or None: one)."""
-    parts = dict(knobs or {}).get("parts", 1)
-    if not isinstance(parts, int) or isinstance(parts, bool) or parts < 1:
-        raise ValueError("parts is a positive number of parts per sequence, not %r" % (parts,))
-    return parts
+    return _count(knobs, "parts", "parts per sequence")
 
 
 def paged_shape(shape):
@@ -628,16 +633,21 @@ def decode_bucket(shape):
     return _bucket(heads, kv_heads, d, bs, "seqs", seqs, SEQ_BUCKETS)
 
 
+def _tuning_cache(seqs, keys, kv_heads, d, bs):
+    """(K and V caches, meta bf16, block tables, lengths) of `seqs` sequences of `keys` keys
+    each, their blocks in order (the tables and lengths as values: they steer the kernels)."""
+    used = -(-keys // bs)
+    k = torch.empty(seqs * used, 1, bs, kv_heads * d, dtype=torch.bfloat16, device="meta")
+    tables = torch.arange(seqs * used, dtype=torch.int32).view(seqs, used)
+    return k, torch.empty_like(k), tables, torch.full((seqs,), keys, dtype=torch.int32)
+
+
 def _tuning_launches(config, shape):
     seqs, context, heads, kv_heads, d, bs = paged_shape(shape)
-    used = -(-context // bs)
-    meta = dict(dtype=torch.bfloat16, device="meta")
-    tables = torch.arange(seqs * used, dtype=torch.int32).view(seqs, used)  # (values: they steer the kernel)
-    lens = torch.full((seqs,), context, dtype=torch.int32)
-    operands = (torch.empty(seqs * heads, d, **meta), torch.empty(seqs * used, 1, bs, kv_heads * d, **meta),
-                torch.empty(seqs * used, 1, bs, kv_heads * d, **meta), tables, lens)
-    return decode_launches(d, heads // kv_heads, bs, 1, None, operands, torch.empty(seqs * heads, d, **meta),
-                            d ** -0.5, (), decode_parts(config.as_dict()))
+    k, v, tables, lens = _tuning_cache(seqs, context, kv_heads, d, bs)
+    rows = torch.empty(seqs * heads, d, dtype=torch.bfloat16, device="meta")
+    return decode_launches(d, heads // kv_heads, bs, 1, None, (rows, k, v, tables, lens),
+                           torch.empty_like(rows), d ** -0.5, (), decode_parts(config.as_dict()))
 
 
 PAGED_DECODE = Tunable(
@@ -697,16 +707,10 @@ def prefill_space(target):
 
 def prefill_waves(knobs, group):
     """(HEADS, TILES) of `knobs` ({} or None: one wave) for GROUP query heads per K/V head."""
-    knobs = dict(knobs or {})
-    chosen = []
-    for name in ("HEADS", "TILES"):
-        value = knobs.get(name, 1)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError("%s is a positive number of waves, not %r" % (name, value))
-        chosen.append(value)
-    if group % chosen[0]:
-        raise ValueError("HEADS=%d does not divide the %d query heads per K/V head" % (chosen[0], group))
-    return tuple(chosen)
+    heads, tiles = _count(knobs, "HEADS", "waves"), _count(knobs, "TILES", "waves")
+    if group % heads:
+        raise ValueError("HEADS=%d does not divide the %d query heads per K/V head" % (heads, group))
+    return heads, tiles
 
 
 def prefill_of(d, group, bs, kv, knobs):
@@ -725,14 +729,10 @@ def prefill_arguments(shape):
     """The launch's arguments at a shape (meta tensors; the tables and lengths as values, which
     steer the kernel)."""
     seqs, tokens, heads, kv_heads, d, bs = paged_shape(shape)
-    used = -(-tokens // bs)
-    meta = dict(dtype=torch.bfloat16, device="meta")
-    tables = torch.arange(seqs * used, dtype=torch.int32).view(seqs, used)
-    lens = torch.full((seqs,), tokens, dtype=torch.int32)
+    k, v, tables, lens = _tuning_cache(seqs, tokens, kv_heads, d, bs)
     starts = torch.arange(seqs + 1, dtype=torch.int32) * tokens
-    cache = torch.empty(seqs * used, 1, bs, kv_heads * d, **meta)
-    return (torch.empty(seqs * tokens * heads, d, **meta), cache, cache, tables, lens, starts,
-            torch.empty(seqs * tokens * heads, d, **meta), d ** -0.5, tokens)
+    rows = torch.empty(seqs * tokens * heads, d, dtype=torch.bfloat16, device="meta")
+    return rows, k, v, tables, lens, starts, torch.empty_like(rows), d ** -0.5, tokens
 
 
 def _prefill_candidate(config, shape):

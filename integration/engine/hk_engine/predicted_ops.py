@@ -328,8 +328,9 @@ class PagedAttention(Op):
     seq_threshold_3D = 128 / K/V heads sequences its split-K form, 16 segments, and then
     reduce_segments) as its TritonAttention backend launches it, against hk's paged decode (split
     as tuned) or prefill kernel (its waves per workgroup as tuned; hk.ops.paged), bf16, on
-    Qwen3-8B's heads, 16-slot blocks, K and V each a [blocks, 16, K/V heads, head size] cache. Decode: `seqs` sequences of CONTEXT keys, one query
-    each; prefill: one causal sequence of `tokens` tokens, nothing cached."""
+    Qwen3-8B's heads, 16-slot blocks, K and V each a [blocks, 16, K/V heads, head size] cache.
+    Decode: `seqs` sequences of CONTEXT keys, one query each; prefill: one causal sequence of
+    `tokens` tokens, nothing cached."""
 
     CONTEXT = 1024
     BS = 16
