@@ -14,7 +14,7 @@ _HK = os.path.dirname(os.path.abspath(hk.__file__))
 # hk's own files that decide a kernel's C++ (with the toolchain and the headers, its code object).
 _COMPILER_FILES = ("types.py", "dsl/*.py", "compiler/*.py", "_mlir/_mlir_libs/*.so")
 # The files that decide a prediction.
-_MODEL_FILES = ("perf/*.py", "target/perf.json", "target/targets.json", "emu/*.py", "emu/*.so")
+_MODEL_FILES = ("perf/*.py", "perf/*.so", "target/perf.json", "target/targets.json", "emu/*.py", "emu/*.so")
 
 
 def _files_digest(patterns):

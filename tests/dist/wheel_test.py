@@ -118,7 +118,7 @@ def test_the_wheel_holds_the_package_and_nothing_else():
     assert name == "hk_dsl-%s-cp%d%d-cp%d%d-manylinux_2_36_x86_64.whl" % (
         (hk.__version__,) + sys.version_info[:2] * 2), name
     names = zipfile.ZipFile(wheel).namelist()
-    for needed in ("hk/__init__.py", "hk/_mlir/_mlir_libs/_mlir.so", "hk/emu/_native.so",
+    for needed in ("hk/__init__.py", "hk/_mlir/_mlir_libs/_mlir.so", "hk/emu/_native.so", "hk/perf/_simulate.so",
                    "hk/target/targets.json", "hk/runtime/debian_packages.json", "hk/ops/norms.py",
                    "hk/include/hk/hk.cuh", "hk/_mlir/dialects/_hk_ops_gen.py", "hk/autotune/models.json",
                    "hk/tuned/__init__.py"):
