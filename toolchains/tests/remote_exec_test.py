@@ -11,7 +11,6 @@ passes HK_CACHE_DIR with --test_env) and PostgreSQL with apt-get when missing.""
 import glob
 import hashlib
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -22,6 +21,7 @@ import uuid
 from absl.testing import absltest
 
 from toolchains.remote.grid import LocalGrid
+from toolchains.tests.bazel_output import processes
 
 # Four generated files from three inputs, one through a declared tool; `slow` runs long enough
 # to lose its worker.
@@ -70,13 +70,9 @@ def read(path):
 
 
 def summary(output):
-    """(remote, remote cache hit) counts of Bazel's `N processes: ...` line."""
-    line = re.search(r"INFO: \d+ process(?:es)?: ([^\n]*)", output)
-    assert line, output
-    line = line.group(1)
-    remote = re.search(r"(\d+) remote(?! cache)", line)
-    hits = re.search(r"(\d+) remote cache hit", line)
-    return int(remote.group(1)) if remote else 0, int(hits.group(1)) if hits else 0, line
+    """(remote, remote cache hit) counts of Bazel's `N processes: ...` line, and the line."""
+    counts, line = processes(output)
+    return counts.get("remote", 0), counts.get("remote cache hit", 0), line
 
 
 class RemoteExecTest(absltest.TestCase):
