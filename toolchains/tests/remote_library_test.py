@@ -10,7 +10,7 @@ each with a Bazel output base of its own and no disk cache (--config=remote has 
 2. the second copy: every one of those actions is a remote cache hit, nothing runs;
 3. one kernel's source changed in the second copy: exactly its trace and its compile run.
 
-Manual (not part of //...): it takes about ten minutes on two cores and a few GB under
+Manual (not part of //...): it takes about five minutes on two cores and a few GB under
 TEST_TMPDIR (the toolchains uploaded to the grid's CAS, two output bases):
 
     ./bazelw test //toolchains/tests:remote_library_test \\
