@@ -7,8 +7,6 @@ import subprocess
 import sys
 import zipfile
 
-import pytest
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import engine_env  # noqa: E402
 
@@ -49,7 +47,3 @@ def test_relocate_rewrites_only_text_files_that_name_the_old_directory(tmp_path)
     assert (tmp_path / "script").read_text() == "#!/new/bin/python\nprint(1)\n"
     assert os.stat(tmp_path / "script").st_mode & 0o777 == 0o755
     assert (tmp_path / "binary").read_bytes() == b"\0/old/bin\0"
-
-
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__, "-q"]))

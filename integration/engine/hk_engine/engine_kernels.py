@@ -16,7 +16,6 @@ import os
 import re
 import subprocess
 import sys
-import tempfile
 
 from hk.errors import HKError
 
@@ -236,7 +235,3 @@ def triton_cache(directory):
     """Points Triton's cache and its defaults at a directory of the run (no writes elsewhere)."""
     os.environ.setdefault("TRITON_CACHE_DIR", os.path.join(directory, "triton-cache"))
     os.environ.setdefault("TRITON_DEFAULT_FP_FUSION", "1")
-
-
-def scratch():
-    return tempfile.mkdtemp(prefix="hk-routes-")

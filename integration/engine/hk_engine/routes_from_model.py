@@ -32,6 +32,7 @@ import datetime
 import json
 import os
 import sys
+import tempfile
 
 from absl import app, flags
 
@@ -375,17 +376,17 @@ def _in_order(d, order=None):
 
 
 def build_tables(archs, ops, roots, margin="stated", tokens=None, shapes=None, jobs=1, previous=None,
-                 directory=None, progress=None, keep=False):
+                 progress=None, keep=False, *, directory):
     """{arch: table} predicted for `ops` (Op objects) at `tokens` (or each op's buckets), the
     engines' packages under roots[engine]; `previous` maps an arch to its previous Table. `keep`:
-    the previous table's rules of the other predicted ops stay (kept_rules)."""
+    the previous table's rules of the other predicted ops stay (kept_rules). `directory` is the
+    run's scratch: the engines' kernels lifted into it, Triton's cache (hk-routes removes it)."""
     import triton
 
     from hk.autotune import fingerprint
     from hk.perf import device as devices
     from hk.perf.model import stated_error
 
-    directory = directory or ek.scratch()
     ek.triton_cache(directory)
     kernels = load_kernels(ops, roots, directory)
     plan, work = [], []
@@ -506,8 +507,10 @@ def main(argv):
             bar.update(1)
 
     try:
-        tables = build_tables(FLAGS.archs, ops, roots, FLAGS.margin, FLAGS.tokens, FLAGS.shapes, FLAGS.jobs,
-                              previous, progress=progress, keep=bool(FLAGS.ops))
+        with tempfile.TemporaryDirectory(prefix="hk-routes-") as scratch:
+            tables = build_tables(FLAGS.archs, ops, roots, FLAGS.margin, FLAGS.tokens, FLAGS.shapes,
+                                  FLAGS.jobs, previous, directory=scratch, progress=progress,
+                                  keep=bool(FLAGS.ops))
     except ek.EngineKernelError as e:
         print("hk-routes: %s" % e, file=sys.stderr)
         return 2
