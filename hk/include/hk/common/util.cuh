@@ -9,20 +9,21 @@ template <int I> struct ic { static constexpr int value = I; constexpr operator 
 
 namespace detail {
 
-template <int B, int N, class F>
-HK_DEV void unroll_from(F&& f) {
-  if constexpr (B < N) {
-    f(ic<B>{});
-    unroll_from<B + 1, N>(f);
-  }
-}
+template <class T, T... I> struct int_seq {};
+
+template <class F, int... I>
+HK_DEV void unroll_seq(F& f, int_seq<int, I...>) { (f(ic<I>{}), ...); }
 
 }  // namespace detail
 
-// Calls f(ic<0>{}) ... f(ic<N-1>{}): every index is a constant, so register arrays indexed by it
-// stay in registers (a runtime index into a register array would go through scratch).
+// Calls f(ic<0>{}) ... f(ic<N-1>{}) in order (none when N < 1): every index is a constant, so
+// register arrays indexed by it stay in registers (a runtime index into a register array would go
+// through scratch). A fold over one index pack, not a recursion: one function per loop instead of
+// one per step keeps the compiler's inliner from working through N small functions.
 template <int N, class F>
-HK_DEV void unroll(F&& f) { detail::unroll_from<0, N>(f); }
+HK_DEV void unroll(F&& f) {
+  detail::unroll_seq(f, __make_integer_seq<detail::int_seq, int, (N > 0 ? N : 0)>{});
+}
 
 template <class T> struct unqual { using type = T; };
 template <class T> struct unqual<const T> { using type = T; };
