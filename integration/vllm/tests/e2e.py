@@ -14,6 +14,10 @@ import sys
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 os.environ["HK_VLLM_CPU"] = "1"
+# vLLM's sampler gathers logprobs in a torch.compile'd function: inductor would build its C++ in
+# each test's empty cache, 11 s of a 35 s test, for code of vLLM's own that never calls hk. The
+# runs in this process take it eagerly; serve_test's server keeps vLLM's defaults.
+os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
 
 from hk_engine.testing import reference  # noqa: E402
 

@@ -53,6 +53,8 @@ def server(tmp_path_factory):
     assert os.path.realpath(os.getcwd()).startswith(os.path.realpath(os.environ["TEST_TMPDIR"]))
     env = dict(os.environ, HK_VLLM_CPU="1", VLLM_ENABLE_V1_MULTIPROCESSING="1",
                HK_ENGINE_COUNTERS=str(tmp / "counters"), TMPDIR=str(tmp), VLLM_RPC_BASE_PATH=".")
+    # e2e's, for the runs in this process: the server runs as vLLM's users run it.
+    env.pop("TORCHDYNAMO_DISABLE")
     # `vllm serve`: the module behind vLLM's `vllm` command, run by this environment's interpreter.
     vllm = [sys.executable, "-m", "vllm.entrypoints.cli.main"]
     log = open(tmp / "server.log", "w")
