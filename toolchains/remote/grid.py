@@ -10,6 +10,7 @@ import contextlib
 import glob
 import hashlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -106,9 +107,37 @@ class LocalGrid(contextlib.AbstractContextManager):
         self.endpoint = "grpc://127.0.0.1:%d" % self.port
         self.procs = []  # (name, Popen), in start order
         self.workers = []
+        self.pg_port = None
 
     def log(self, name):
         return os.path.join(self.dir, "logs", name + ".log")
+
+    def leases(self, i):
+        """The ids of the leases worker `i` took, in order (worker.py logs each as it takes it)."""
+        with open(self.log("worker%d" % i)) as f:
+            return re.findall(r"\blease ([0-9a-f-]+)$", f.read(), re.MULTILINE)
+
+    def scheduler_state(self):
+        """What the scheduler's database holds: {"queued": jobs waiting for a worker, "executing":
+        jobs held by one, "bots": open bot sessions}."""
+        # A job's stage is REAPI's ExecutionStage: 2 QUEUED, 3 EXECUTING.
+        query = ("select (select count(*) from jobs where stage = 2 and not cancelled), "
+                 "(select count(*) from jobs where stage = 3 and not cancelled), (select count(*) from bots)")
+        out = subprocess.run([os.path.join(postgres_bin(), "psql"), "-h", "127.0.0.1", "-p", str(self.pg_port),
+                              "-U", "bgd", "-d", "postgres", "-tA", "-F", " ", "-c", query],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        if out.returncode != 0:
+            raise ToolchainError("could not read the grid's database: %s" % out.stdout.strip())
+        queued, executing, bots = (int(n) for n in out.stdout.split())
+        return {"queued": queued, "executing": executing, "bots": bots}
+
+    def tails(self, chars=2000):
+        """The last `chars` characters of each process's log, for a failure's message."""
+        parts = []
+        for name, _ in self.procs:
+            with open(self.log(name)) as f:
+                parts.append("== %s\n%s" % (name, f.read()[-chars:]))
+        return "\n".join(parts)
 
     def _start(self, name, argv, **kw):
         with open(self.log(name), "ab") as log:
@@ -142,7 +171,7 @@ class LocalGrid(contextlib.AbstractContextManager):
         with open(self.log("initdb"), "wb") as log:
             subprocess.run(as_user + [os.path.join(pg, "initdb"), "-D", data, "-A", "trust", "-U", "bgd",
                                       "--no-sync"], check=True, stdout=log, stderr=subprocess.STDOUT)
-        pg_port = free_port()
+        self.pg_port = pg_port = free_port()
         # TCP only (-k ""): a Unix socket's path is limited to 107 bytes, which a deep
         # directory (a test's) exceeds.
         postgres = self._start("postgres", as_user + [os.path.join(pg, "postgres"), "-D", data, "-k", "",

@@ -98,10 +98,22 @@ class Worker:
                 logging.warning("%s, retrying", e.code())
                 time.sleep(min(5.0, 0.2 * (attempt + 1)))
 
+    def _take(self):
+        """Starts the session's new ACTIVE leases and forgets its CANCELLED ones."""
+        for lease in self.session.leases:
+            if lease.state == LEASE.ACTIVE and lease.id not in self.running:
+                logging.info("lease %s", lease.id)
+                self.running[lease.id] = self.pool.submit(self._execute, lease)
+            elif lease.state == LEASE.CANCELLED:
+                self.running.pop(lease.id, None)
+
     def serve(self):
         self.session = self._call(self.stub.CreateBotSession, bots_pb2.CreateBotSessionRequest(
             parent=self.instance, bot_session=self.session))
         logging.info("bot session %s", self.session.name)
+        # A job waiting when the session opens comes with it: the server has counted it as this
+        # bot's (and the session's version with it), so it would not be offered again.
+        self._take()
         while True:
             leases, done = self._report()
             del self.session.leases[:]
@@ -110,12 +122,7 @@ class Worker:
                 name=self.session.name, bot_session=self.session), timeout=60)
             for lease_id in done:
                 del self.running[lease_id]
-            for lease in self.session.leases:
-                if lease.state == LEASE.ACTIVE and lease.id not in self.running:
-                    logging.info("lease %s", lease.id)
-                    self.running[lease.id] = self.pool.submit(self._execute, lease)
-                elif lease.state == LEASE.CANCELLED:
-                    self.running.pop(lease.id, None)
+            self._take()
             if self.running:
                 # Busy: report the running leases again soon (the scheduler drops a silent bot),
                 # or at once when one finishes.

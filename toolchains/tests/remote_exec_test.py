@@ -2,8 +2,8 @@
 BuildGrid, two workers) and a nested Bazel building a small workspace made here with
 --remote_executor. From an empty CAS every action runs remotely; after a clean every one is a
 remote cache hit; an edited input re-runs exactly the actions that read it; a worker killed in
-the middle of an action does not fail the build; a blob damaged in the CAS is never taken for
-an output.
+the middle of an action does not fail the build, and one that joins while an action waits runs
+it; a blob damaged in the CAS is never taken for an output.
 
 It installs BuildGrid from PyPI (under TEST_TMPDIR, or $HK_CACHE_DIR/buildgrid when the runner
 passes HK_CACHE_DIR with --test_env) and PostgreSQL with apt-get when missing."""
@@ -11,6 +11,7 @@ passes HK_CACHE_DIR with --test_env) and PostgreSQL with apt-get when missing.""
 import glob
 import hashlib
 import os
+import pathlib
 import shutil
 import signal
 import subprocess
@@ -62,11 +63,6 @@ genrule(
 
 # Each nested build is small: a stall is cut here, with the logs, well inside the test's timeout.
 BUILD_SECONDS = 150
-
-
-def read(path):
-    with open(path) as f:
-        return f.read()
 
 
 def summary(output):
@@ -146,14 +142,14 @@ class RemoteExecTest(absltest.TestCase):
         logs += glob.glob(os.path.join(os.environ["TEST_TMPDIR"], "bazel-root", "*", "java.log"))
         for pid_file in glob.glob(os.path.join(os.environ["TEST_TMPDIR"], "bazel-root", "*", "server", "server.pid.txt")):
             try:
-                os.kill(int(read(pid_file)), signal.SIGKILL)
+                os.kill(int(pathlib.Path(pid_file).read_text()), signal.SIGKILL)
             except (OSError, ValueError):
                 pass
         tails = []
         for log in logs:
             if saved:
                 shutil.copy(log, os.path.join(saved, os.path.basename(os.path.dirname(log)) + "-" + os.path.basename(log)))
-            tails.append("== %s\n%s" % (log, read(log)[-3000:]))
+            tails.append("== %s\n%s" % (log, pathlib.Path(log).read_text()[-3000:]))
         self.fail("%s did not finish within %d s\n%s\n%s" % (what, BUILD_SECONDS, out, "\n".join(tails)))
 
     def build(self, *targets):
@@ -169,7 +165,7 @@ class RemoteExecTest(absltest.TestCase):
         remote, hits, line = self.build("//:joined")
         self.assertEqual((remote, hits), (4, 0), line)  # three upper_* and joined, on the grid
         self.assertEqual(self.output("joined.txt"), "INPUT 1\nINPUT 2\nINPUT 3\n")
-        workers_used = [i for i in range(2) if "lease" in read(self.grid.log("worker%d" % i))]
+        workers_used = [i for i in range(2) if self.grid.leases(i)]
         self.assertNotEqual(workers_used, [])
 
         subprocess.run(self.startup() + ["clean"], cwd=self.ws, env=self.env(), check=True)
@@ -206,19 +202,58 @@ class RemoteExecTest(absltest.TestCase):
         self.assertRegex(line, r"1 (remote|local|linux-sandbox|processwrapper-sandbox)\b")
         self.assertEqual(self.output("plain.txt"), expected)
 
+    def test_worker_joining_takes_the_waiting_action(self):
+        # No worker alive, an action queued: the first worker to open a session is given it with
+        # the session, and must run it (the build waited forever when that lease was dropped).
+        for proc in self.grid.workers:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        self.wait_for(lambda s: s["bots"] == 0, "the killed workers' sessions to close")
+        token = uuid.uuid4().hex
+        self.write("plain_in.txt", token + "\n")  # never built before: no cache hit
+        build = subprocess.Popen(self.bazel_cmd("build", "//:plain"), cwd=self.ws, env=self.env(),
+                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        try:
+            self.wait_for(lambda s: s["queued"] == 1, "the action to be queued")
+            joined = len(self.grid.workers)
+            self.grid.add_worker()
+            out, _ = build.communicate(timeout=BUILD_SECONDS)
+        except subprocess.TimeoutExpired:
+            build.kill()
+            self.stalled("build //:plain", build.communicate()[0])
+        finally:
+            if build.poll() is None:
+                build.kill()
+        self.assertEqual(build.returncode, 0, out)
+        self.assertEqual(self.output("plain.txt"), token.upper() + "\n")
+        line = summary(out)[2]
+        print("worker%d joined with an action queued ->" % joined, line, flush=True)
+        self.assertRegex(line, r"\b1 remote\b")
+        self.assertEqual(len(self.grid.leases(joined)), 1)
+        self.grid.add_worker()  # two again, for the tests after this one
+        for i in (joined, joined + 1):
+            self.grid.wait_worker(i)
+
+    def wait_for(self, condition, what, seconds=60):
+        """Waits until `condition` holds of the scheduler's state."""
+        deadline = time.time() + seconds
+        while not condition(self.grid.scheduler_state()):
+            if time.time() > deadline:
+                self.fail("waited %d s for %s: %s" % (seconds, what, self.grid.scheduler_state()))
+            time.sleep(0.2)
+
     def test_worker_killed_mid_action(self):
         token = uuid.uuid4().hex
         self.write("slow_in.txt", token + "\n")  # never built before: no cache hit
-        logs = [self.grid.log("worker%d" % i) for i in range(len(self.grid.workers))]
-        before = [read(log).count("lease") for log in logs]
+        before = [len(self.grid.leases(i)) for i in range(len(self.grid.workers))]
         build = subprocess.Popen(self.bazel_cmd("build", "//:slow"), cwd=self.ws, env=self.env(),
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         try:
             victim = None
             deadline = time.time() + 120
             while victim is None and time.time() < deadline and build.poll() is None:
-                for i, log in enumerate(logs):
-                    if self.grid.workers[i].poll() is None and read(log).count("lease") > before[i]:
+                for i in range(len(before)):
+                    if self.grid.workers[i].poll() is None and len(self.grid.leases(i)) > before[i]:
                         victim = i
                 time.sleep(0.2)
             self.assertIsNotNone(victim, "no worker took the slow action")

@@ -21,7 +21,6 @@ checkout's own ./bazelw put them; without them they fetch and build their own.
 """
 
 import os
-import re
 import shutil
 import signal
 import subprocess
@@ -57,16 +56,6 @@ def copy_checkout(src, dst):
             continue                               # deleted in the working tree
         os.makedirs(os.path.dirname(os.path.join(dst, name)), exist_ok=True)
         shutil.copy2(path, os.path.join(dst, name), follow_symlinks=False)
-
-
-def read(path):
-    with open(path) as f:
-        return f.read()
-
-
-def leases(log):
-    """The leases a worker took, in order (worker.py logs each)."""
-    return re.findall(r"\blease ([0-9a-f-]+)", read(log))
 
 
 class RemoteLibraryTest(absltest.TestCase):
@@ -120,9 +109,8 @@ class RemoteLibraryTest(absltest.TestCase):
         except subprocess.TimeoutExpired:
             proc.kill()
             out, _ = proc.communicate()
-            tails = "\n".join("== %s\n%s" % (n, read(self.grid.log(n))[-2000:]) for n, _ in self.grid.procs)
             self.fail("%s: the build did not finish within %d s\n%s\n%s"
-                      % (step, BUILD_SECONDS[step], out[-5000:], tails))
+                      % (step, BUILD_SECONDS[step], out[-5000:], self.grid.tails()))
         if helper:
             helper.join()
         self.assertEqual(proc.returncode, 0, "%s:\n%s" % (step, out[-5000:]))
@@ -136,11 +124,10 @@ class RemoteLibraryTest(absltest.TestCase):
         deadline = time.time() + KILL_AFTER
         while time.time() < deadline and build.poll() is None:
             time.sleep(1)
-        logs = [self.grid.log("worker%d" % i) for i in range(len(self.grid.workers))]
-        before = [len(leases(log)) for log in logs]
+        before = [len(self.grid.leases(i)) for i in range(len(self.grid.workers))]
         while build.poll() is None:
-            for i, log in enumerate(logs):
-                taken = leases(log)
+            for i in range(len(before)):
+                taken = self.grid.leases(i)
                 if len(taken) > before[i]:
                     self.grid.workers[i].send_signal(signal.SIGKILL)
                     self.killed = (i, taken[-1])
@@ -157,7 +144,7 @@ class RemoteLibraryTest(absltest.TestCase):
         self.assertIsNotNone(self.killed, "the build ended before a worker could be killed")
         victim, lease = self.killed
         others = [i for i in range(len(self.grid.workers)) if i != victim]
-        retried = [i for i in others if lease in leases(self.grid.log("worker%d" % i))]
+        retried = [i for i in others if lease in self.grid.leases(i)]
         print("worker%d killed holding lease %s; retried by worker%s" % (victim, lease, retried), flush=True)
         self.assertNotEqual(retried, [], "the killed worker's action was not given to another worker")
         subprocess.run(self.bazelw("first") + ["shutdown"], cwd=self.copies["first"], env=self.env(), timeout=120)
