@@ -171,15 +171,14 @@ def predict_code_object(code_object, kernel_name, grid, block, args, *, device=N
                              **options)
     efficiency = float(dev.model.get("dram_efficiency", 0.85))
     memory = traffic.estimate(profile, sample, grid, dev, efficiency)
-    programs = profile.streams
     per_unit = -(-total // dev.units)
     # Enough workgroups for the unit's steady state (all its slots busy), within an event budget;
     # the profiled ones take turns (a causal launch's differ).
-    length = max(sum(len(w) for w in p) for p in programs)
-    simulated = min(per_unit, max(resident, len(programs), _SIMULATED_INSTRUCTIONS // max(1, length)))
+    length = max(sum(len(w) for w in p) for p in profile.streams)
+    simulated = min(per_unit, max(resident, len(profile.streams), _SIMULATED_INSTRUCTIONS // max(1, length)))
     clock = dev.clock_hz * _sustained(dev)
     unit = _unit(dev, meta.wave_size, busy_units, memory.miss_cycles(dev, busy_units) * _sustained(dev))
-    result = simulate.run(unit, table, programs, simulated, resident, memory.hit, _distinct(profile, table))
+    result = simulate.run(unit, table, profile.streams, simulated, resident, memory.hit, _distinct(profile, table))
     cycles = result.cycles * per_unit / simulated
     seconds = max(cycles / clock, memory.seconds) + dev.launch_s
     counted = float(np.mean([sum(float(np.sum(table.flops[s[:, 0]])) for s in waves)

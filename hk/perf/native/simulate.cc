@@ -197,10 +197,6 @@ class Simulation {
         default:
           break;
       }
-      if (w.pc >= w.stream->size()) {
-        retire(e.wave);
-        continue;
-      }
       push(ready, e.wave);
     }
     r_.valu = *std::max_element(valu_busy_.begin(), valu_busy_.end());
