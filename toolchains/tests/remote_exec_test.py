@@ -122,15 +122,21 @@ class RemoteExecTest(absltest.TestCase):
     def env(self):
         return {"PATH": "/usr/bin:/bin", "HOME": self.home, "TEST_TMPDIR": os.environ["TEST_TMPDIR"]}
 
-    def run_build(self, *targets):
+    def run_build(self, *targets, during=None):
+        """Builds `targets` on the grid and returns Bazel's output; `during(build)`, when given,
+        is called while the build runs (to act on the grid as its actions reach it)."""
         build = subprocess.Popen(self.bazel_cmd("build", *targets), cwd=self.ws, env=self.env(),
                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         try:
+            if during:
+                during(build)
             out, _ = build.communicate(timeout=BUILD_SECONDS)
         except subprocess.TimeoutExpired:
             build.kill()
-            out, _ = build.communicate()
-            self.stalled("build " + " ".join(targets), out)
+            self.stalled("build " + " ".join(targets), build.communicate()[0])
+        finally:
+            if build.poll() is None:
+                build.kill()
         self.assertEqual(build.returncode, 0, out)
         return out
 
@@ -160,6 +166,14 @@ class RemoteExecTest(absltest.TestCase):
     def output(self, name):
         with open(os.path.join(self.ws, "bazel-bin", name)) as f:
             return f.read()
+
+    def wait_for(self, condition, what, seconds=60):
+        """Waits until `condition` holds of the scheduler's state."""
+        deadline = time.time() + seconds
+        while not condition(self.grid.scheduler_state()):
+            if time.time() > deadline:
+                self.fail("waited %d s for %s: %s" % (seconds, what, self.grid.scheduler_state()))
+            time.sleep(0.2)
 
     def test_remote_then_cached_then_incremental(self):
         remote, hits, line = self.build("//:joined")
@@ -211,20 +225,13 @@ class RemoteExecTest(absltest.TestCase):
         self.wait_for(lambda s: s["bots"] == 0, "the killed workers' sessions to close")
         token = uuid.uuid4().hex
         self.write("plain_in.txt", token + "\n")  # never built before: no cache hit
-        build = subprocess.Popen(self.bazel_cmd("build", "//:plain"), cwd=self.ws, env=self.env(),
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
-        try:
+        joined = len(self.grid.workers)
+
+        def join(_):
             self.wait_for(lambda s: s["queued"] == 1, "the action to be queued")
-            joined = len(self.grid.workers)
             self.grid.add_worker()
-            out, _ = build.communicate(timeout=BUILD_SECONDS)
-        except subprocess.TimeoutExpired:
-            build.kill()
-            self.stalled("build //:plain", build.communicate()[0])
-        finally:
-            if build.poll() is None:
-                build.kill()
-        self.assertEqual(build.returncode, 0, out)
+
+        out = self.run_build("//:plain", during=join)
         self.assertEqual(self.output("plain.txt"), token.upper() + "\n")
         line = summary(out)[2]
         print("worker%d joined with an action queued ->" % joined, line, flush=True)
@@ -234,41 +241,25 @@ class RemoteExecTest(absltest.TestCase):
         for i in (joined, joined + 1):
             self.grid.wait_worker(i)
 
-    def wait_for(self, condition, what, seconds=60):
-        """Waits until `condition` holds of the scheduler's state."""
-        deadline = time.time() + seconds
-        while not condition(self.grid.scheduler_state()):
-            if time.time() > deadline:
-                self.fail("waited %d s for %s: %s" % (seconds, what, self.grid.scheduler_state()))
-            time.sleep(0.2)
-
     def test_worker_killed_mid_action(self):
         token = uuid.uuid4().hex
         self.write("slow_in.txt", token + "\n")  # never built before: no cache hit
         before = [len(self.grid.leases(i)) for i in range(len(self.grid.workers))]
-        build = subprocess.Popen(self.bazel_cmd("build", "//:slow"), cwd=self.ws, env=self.env(),
-                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
-        try:
-            victim = None
+        killed = []
+
+        def kill_the_worker_taking_it(build):
             deadline = time.time() + 120
-            while victim is None and time.time() < deadline and build.poll() is None:
-                for i in range(len(before)):
-                    if self.grid.workers[i].poll() is None and len(self.grid.leases(i)) > before[i]:
-                        victim = i
+            while not killed and time.time() < deadline and build.poll() is None:
+                killed.extend(i for i in range(len(before))
+                              if self.grid.workers[i].poll() is None and len(self.grid.leases(i)) > before[i])
                 time.sleep(0.2)
-            self.assertIsNotNone(victim, "no worker took the slow action")
-            self.grid.workers[victim].send_signal(signal.SIGKILL)
-            out, _ = build.communicate(timeout=BUILD_SECONDS)
-        except subprocess.TimeoutExpired:
-            build.kill()
-            self.stalled("build //:slow", build.communicate()[0])
-        finally:
-            if build.poll() is None:
-                build.kill()
-        self.assertEqual(build.returncode, 0, out)
+            self.assertTrue(killed, "no worker took the slow action")
+            self.grid.workers[killed[0]].send_signal(signal.SIGKILL)
+
+        out = self.run_build("//:slow", during=kill_the_worker_taking_it)
         self.assertEqual(self.output("slow.txt"), token + "\n")
         _, _, line = summary(out)
-        print("worker%d killed mid-action ->" % victim, line, flush=True)
+        print("worker%d killed mid-action ->" % killed[0], line, flush=True)
         # Retried by the surviving worker once the grid drops the silent one, or run here.
         self.assertRegex(line, r"1 (remote|local|linux-sandbox|processwrapper-sandbox)\b")
         self.grid.add_worker()  # the other test may run after this one
