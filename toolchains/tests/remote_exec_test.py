@@ -135,8 +135,9 @@ class RemoteExecTest(absltest.TestCase):
             build.kill()
             self.stalled("build " + " ".join(targets), build.communicate()[0])
         finally:
-            if build.poll() is None:
+            if build.poll() is None:  # `during` failed: its server would go on building
                 build.kill()
+                self.kill_servers()
         self.assertEqual(build.returncode, 0, out)
         return out
 
@@ -146,17 +147,22 @@ class RemoteExecTest(absltest.TestCase):
         saved = os.environ.get("TEST_UNDECLARED_OUTPUTS_DIR")
         logs = [self.grid.log(name) for name, _ in self.grid.procs]
         logs += glob.glob(os.path.join(os.environ["TEST_TMPDIR"], "bazel-root", "*", "java.log"))
-        for pid_file in glob.glob(os.path.join(os.environ["TEST_TMPDIR"], "bazel-root", "*", "server", "server.pid.txt")):
-            try:
-                os.kill(int(pathlib.Path(pid_file).read_text()), signal.SIGKILL)
-            except (OSError, ValueError):
-                pass
+        self.kill_servers()
         tails = []
         for log in logs:
             if saved:
                 shutil.copy(log, os.path.join(saved, os.path.basename(os.path.dirname(log)) + "-" + os.path.basename(log)))
             tails.append("== %s\n%s" % (log, pathlib.Path(log).read_text()[-3000:]))
         self.fail("%s did not finish within %d s\n%s\n%s" % (what, BUILD_SECONDS, out, "\n".join(tails)))
+
+    @staticmethod
+    def kill_servers():
+        """Kills the nested Bazel servers, which a killed client leaves building."""
+        for pid_file in glob.glob(os.path.join(os.environ["TEST_TMPDIR"], "bazel-root", "*", "server", "server.pid.txt")):
+            try:
+                os.kill(int(pathlib.Path(pid_file).read_text()), signal.SIGKILL)
+            except (OSError, ValueError):
+                pass
 
     def build(self, *targets):
         counts = summary(self.run_build(*targets))
