@@ -1,7 +1,8 @@
 """Known answers for memory instructions on gfx1100: global loads and stores from 8 to 128 bits
 (sign extension, d16 halves), LDS loads and stores incl. b128, the two-address forms and the
 d16_hi load that must keep the low half, LDS and global atomics, per-lane scratch, raw buffer
-loads with their range check, and flat accesses through the shared aperture."""
+loads with their range check, and flat accesses through the shared aperture; gfx12's scalar
+byte and short loads."""
 
 import numpy as np
 
@@ -116,6 +117,23 @@ FLAT = """
 """
 
 
+# gfx12's scalar byte and short loads, zero- or sign-extended (inp's bytes 0x10 0x20 0x40 0x80 ...).
+SCALAR_SMALL = """
+  s_load_u8 s10, s[6:7], 0x3
+  s_load_i8 s11, s[6:7], 0x3
+  s_load_u16 s12, s[6:7], 0x2
+  s_load_i16 s13, s[6:7], 0x2
+  s_mov_b32 s20, 6
+  s_load_u16 s14, s[6:7], s20 offset:0x0
+  s_wait_kmcnt 0x0
+  v_mov_b32 v10, s10
+  v_mov_b32 v11, s11
+  v_mov_b32 v12, s12
+  v_mov_b32 v13, s13
+  v_mov_b32 v14, s14
+"""
+
+
 class MemoryTest(emutest.EmuTest):
 
     @classmethod
@@ -182,6 +200,14 @@ class MemoryTest(emutest.EmuTest):
         np.testing.assert_array_equal(out[0], np.where(o < 64, word(o), 0))
         # soffset 4 and offset 8 add to the address; the range check sees offset + voffset
         np.testing.assert_array_equal(out[1], np.where(o + 8 < 64, word(o + 12), 0))
+
+    def test_gfx12_scalar_byte_and_short_loads(self):
+        co = asm.assemble("gfx1201", {"scalar_small": (SCALAR_SMALL, [10, 11, 12, 13, 14])})
+        out = emutest.run_asm("gfx1201", co, "scalar_small", 5, inp=INP)[:, 0].astype(np.int64)
+        short = int.from_bytes(B[2:4].tobytes(), "little")
+        self.assertEqual(out.tolist(), [B[3], (int(B[3]) - 256) & 0xFFFFFFFF, short,
+                                        (short - 65536 if short >= 32768 else short) & 0xFFFFFFFF,
+                                        int.from_bytes(B[6:8].tobytes(), "little")])
 
     def test_flat_through_apertures(self):
         out = self.run_kernel("flat", 2)

@@ -294,7 +294,7 @@ static void atomic(Machine& m, Wave& w, const Inst& in, Space sp) {
 }
 
 // ---- SMEM: [sbase, soffset?]; `offset` adds ----
-static void smem_load(Machine& m, Wave& w, const Inst& in, int ndw, bool buffer) {
+static uint64_t smem_address(Machine& m, Wave& w, const Inst& in, bool buffer) {
   uint64_t base;
   if (buffer) {
     if (w.npend) check_sread(m, w, in, in.s[0].reg, 4);
@@ -303,15 +303,32 @@ static void smem_load(Machine& m, Wave& w, const Inst& in, int ndw, bool buffer)
     base = sget64(m, w, in, in.s[0]);
   }
   uint64_t off = in.ns > 1 && in.s[1].kind != K_NONE ? sget(m, w, in, in.s[1]) : 0;
-  uint64_t addr = (base + off + int64_t(in.offset)) & ~3ull;
+  return base + off + int64_t(in.offset);
+}
+
+static void smem_write(Machine& m, Wave& w, const Inst& in, const uint32_t* vals, int ndw) {
   int dst = in.d[0].reg;
-  uint32_t vals[16];
-  std::memcpy(vals, m.mem->ptr(addr, uint64_t(ndw) * 4, "a scalar load"), size_t(ndw) * 4);
   if (m.opt.hazards) {
     Pending& p = issue(m, w, in, C_SMEM, P_SMEM, 2, dst, ndw);
     finish_issue(m, w, p);
   }
   for (int i = 0; i < ndw; ++i) if (dst + i != R_NULL) w.s[dst + i] = vals[i];
+}
+
+static void smem_load(Machine& m, Wave& w, const Inst& in, int ndw, bool buffer) {
+  uint64_t addr = smem_address(m, w, in, buffer) & ~3ull;
+  uint32_t vals[16];
+  std::memcpy(vals, m.mem->ptr(addr, uint64_t(ndw) * 4, "a scalar load"), size_t(ndw) * 4);
+  smem_write(m, w, in, vals, ndw);
+}
+
+// gfx12's byte and short loads: one value, zero- or sign-extended to the 32-bit register.
+static void smem_load_small(Machine& m, Wave& w, const Inst& in, int bytes, bool sext, bool buffer) {
+  uint64_t addr = smem_address(m, w, in, buffer) & ~uint64_t(bytes - 1);
+  const uint8_t* p = m.mem->ptr(addr, uint64_t(bytes), "a scalar load");
+  uint32_t v = bytes == 1 ? p[0] : uint32_t(p[0] | (p[1] << 8));
+  if (sext) v = uint32_t(bytes == 1 ? int32_t(int8_t(v)) : int32_t(int16_t(v)));
+  smem_write(m, w, in, &v, 1);
 }
 
 #define LD(NAME, SP, BYTES, SEXT, D16) H(NAME) { load(m, w, in, SP, LoadKind{BYTES, SEXT, D16}); }
@@ -347,6 +364,10 @@ SM(s_load_b32, 1, false) SM(s_load_b64, 2, false) SM(s_load_b96, 3, false) SM(s_
 SM(s_load_b256, 8, false) SM(s_load_b512, 16, false)
 SM(s_buffer_load_b32, 1, true) SM(s_buffer_load_b64, 2, true) SM(s_buffer_load_b96, 3, true)
 SM(s_buffer_load_b128, 4, true) SM(s_buffer_load_b256, 8, true) SM(s_buffer_load_b512, 16, true)
+#define SMS(NAME, BYTES, SEXT, BUF) H(NAME) { smem_load_small(m, w, in, BYTES, SEXT, BUF); }
+SMS(s_load_u8, 1, false, false) SMS(s_load_i8, 1, true, false) SMS(s_load_u16, 2, false, false)
+SMS(s_load_i16, 2, true, false) SMS(s_buffer_load_u8, 1, false, true) SMS(s_buffer_load_i8, 1, true, true)
+SMS(s_buffer_load_u16, 2, false, true) SMS(s_buffer_load_i16, 2, true, true)
 
 template <int OP, bool WIDE, int SP> static void atomic_h(Machine& m, Wave& w, const Inst& in) {
   atomic<OP, WIDE>(m, w, in, Space(SP));
@@ -366,6 +387,8 @@ void register_vmem(Registry& r) {
   R(s_load_b32) R(s_load_b64) R(s_load_b96) R(s_load_b128) R(s_load_b256) R(s_load_b512)
   R(s_buffer_load_b32) R(s_buffer_load_b64) R(s_buffer_load_b96) R(s_buffer_load_b128)
   R(s_buffer_load_b256) R(s_buffer_load_b512)
+  R(s_load_u8) R(s_load_i8) R(s_load_u16) R(s_load_i16)
+  R(s_buffer_load_u8) R(s_buffer_load_i8) R(s_buffer_load_u16) R(s_buffer_load_i16)
 #undef RF
 #undef R
   struct A { const char* name; int op; bool wide; Handler h[4]; };
