@@ -7,6 +7,7 @@ assigns, each located at the user's statement.
 
 import builtins
 
+from hk import types
 from hk.dsl import builder as _b
 from hk.dsl.values import (DEVICE_LOOP_LOCAL, DEVICE_LOOP_VARIABLE, NO_ITERATION, UNDEFINED, Scalar,
                            Value, _as_index, _Register, _Typed, _Undefined, scalar, wrap)
@@ -114,6 +115,24 @@ def _rewrap(v, like):
     return Scalar(v)
 
 
+def _as_carried(value, like):
+    """`value` as the carried `like`'s type where one is an index and the other an i32 (a Python
+    number carried as a device value is an index, an int argument an i32): both hold the same
+    integer, and a device loop carries one type."""
+    if isinstance(value, Scalar) and isinstance(like, Scalar) \
+            and {value.type_text, like.type_text} == {"index", "i32"}:
+        return _as_index(value) if like.type_text == "index" else value.to(types.i32)
+    return value
+
+
+def _widened(value, other):
+    """An index `value` as an i32 where the other branch yields an i32 for it."""
+    if isinstance(value, Scalar) and isinstance(other, Scalar) \
+            and (value.type_text, other.type_text) == ("index", "i32"):
+        return value.to(types.i32)
+    return value
+
+
 def _check_same(name, before, after, where, what):
     if type(before) is not type(after) or (isinstance(before, _Typed) and before.spec != after.spec) \
             or (isinstance(before, Scalar) and before.type_text != after.type_text):
@@ -172,6 +191,7 @@ def _scf_for(r, body, init, names, where):
         results = body(Scalar(block.arguments[0]), *_rebuild(shapes, args))
         out, out_shapes = _flatten_all(results, names, where)
         _check_shapes(names, shapes, out_shapes, where, "loop")
+        out = [(_as_carried(after, before), n) for (before, _), (after, n) in zip(leaves, out)]
         for (before, n), (after, _) in zip(leaves, out):
             _check_same(n, before, after, where, "loop")
         with _loc(where):
@@ -216,6 +236,12 @@ def if_else(cond, then_fn, else_fn, init, names, where):
         with b.insert_into(probe.else_block):
             el, es = _flatten(e, n, where)
         _check_shapes([n], [ts], [es], where, "if")
+        # An index and an i32 meet as an i32 (the type of an int argument).
+        pairs = list(zip(tl, el))
+        with b.insert_into(probe.then_block):
+            tl = [(_widened(tv, ev), leaf) for (tv, leaf), (ev, _) in pairs]
+        with b.insert_into(probe.else_block):
+            el = [(_widened(ev, tv), leaf) for (tv, _), (ev, leaf) in pairs]
         for (tv, leaf), (ev, _) in zip(tl, el):
             _check_same(leaf, tv, ev, where, "if")
         keep.append(i)
@@ -293,6 +319,7 @@ def _scf_while(cond_fn, body_fn, init, names, where):
         args = [_rewrap(a, c) for a, c in zip(after.arguments, carried)]
         out, out_shapes = _flatten_all(body_fn(*_rebuild(shapes, args)), names, where)
         _check_shapes(names, shapes, out_shapes, where, "loop")
+        out = [(_as_carried(after, before), n) for (before, _), (after, n) in zip(leaves, out)]
         for (before_v, n), (after_v, _) in zip(leaves, out):
             _check_same(n, before_v, after_v, where, "loop")
         with _loc(where):

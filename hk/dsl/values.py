@@ -418,6 +418,11 @@ class _Register(_Typed):
                                  % (describe(self.spec), describe(other.spec)),
                                  hint="convert with .to(dtype); broadcast a vector with "
                                       "hk.broadcast or the row/col forms")
+            if isinstance(self.spec, types.RT) and other.spec.layout != self.spec.layout:
+                # The tile library combines tiles lane by lane: both must hold the same elements.
+                raise TraceError("elementwise operands must share a layout: %s and %s"
+                                 % (describe(self.spec), describe(other.spec)),
+                                 hint="convert one: x.to(%s, %r)" % (self.spec.dtype, self.spec.layout))
             return other.v
         if isinstance(other, Scalar):
             if other.is_float != self.spec.dtype.is_float or other.type_text == "i1":

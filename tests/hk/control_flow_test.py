@@ -148,6 +148,30 @@ def test_an_undefined_value_is_an_error_where_used_and_invisible_to_introspectio
     assert not hasattr(UNDEFINED, "__dict__") and not hasattr(UNDEFINED, "__wrapped__")
 
 
+@hk.kernel(grid=lambda p: (1, 1))
+def clamped(o: hk.Tensor[hk.i32], n: int):
+    # An int argument (an i32) and Python numbers (indices) carried through one name.
+    k = n
+    if k > 5:
+        k = 0
+    j = 0
+    for i in hk.range(2):
+        j = n
+    m = n
+    while m > 100:
+        m = 100
+    o.store_scalar(0, 0, 0, 0, k)
+    o.store_scalar(0, 0, 0, 1, j)
+    o.store_scalar(0, 0, 0, 2, m)
+
+
+@pytest.mark.parametrize("n, want", [(9, [0, 9, 9]), (3, [3, 3, 3]), (300, [0, 300, 100])])
+def test_an_int_argument_and_python_numbers_share_a_carried_name(n, want):
+    o = torch.zeros(1, 16, dtype=torch.int32)
+    clamped(o, n)
+    assert o[0, :3].tolist() == want
+
+
 def test_carried_value_changing_type():
     @hk.kernel(grid=(1,))
     def k(x: hk.Tensor[hk.fp32], n: int):

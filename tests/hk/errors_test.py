@@ -54,6 +54,21 @@ def test_adding_tiles_of_different_shapes():
     assert "same type" in e.value.message
 
 
+@pytest.mark.parametrize("dtype", [hk.bf16, hk.fp32])
+def test_combining_tiles_of_different_layouts(dtype):
+    # Compiled, the tile library combines tiles lane by lane; the interpreter would not mind.
+    @hk.kernel(grid=(1,))
+    def k(a: hk.Tensor[dtype]):
+        x = a[0, 0, 0, 0].load(hk.RT(dtype, 16, 16, "row"))
+        y = a[0, 0, 0, 0].load(hk.RT(dtype, 16, 16, "col"))
+        z = hk.maximum(x, y)  # layout mismatch
+
+    with pytest.raises(TraceError) as e:
+        k.trace(arch="gfx1100")
+    assert_at(e.value, k.fn, "# layout mismatch")
+    assert "must share a layout" in e.value.message and "x.to(%s, 'row')" % dtype in e.value.hint
+
+
 def test_bad_tile_shape():
     @hk.kernel(grid=(1,))
     def k(a: hk.Tensor[hk.fp32]):
