@@ -2,8 +2,8 @@
 (slot -1) are dropped, and the cache rows nobody writes keep their contents. The kernel is the
 library's (`hk.ops.indexed.kv_write_kernel`, behind `hk.ops.reshape_and_cache_flash`): an
 hk.scatter of a 16 x 64 tile to the rows its slots name. The slots are read as
-hk.ops.indices reads them: past the vector's end they are -1, so the last, partial tile of 16
-tokens writes nothing more.
+hk.ops.indices reads them: past the vector's end they are negative, so the last, partial tile of
+16 tokens writes nothing more.
 """
 
 import torch

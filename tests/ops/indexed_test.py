@@ -1,8 +1,9 @@
 """hk.ops.embedding and hk.ops.reshape_and_cache_flash against torch: int32 and int64 indices
-(no copy) of any shape, padding and out-of-range indices, ragged token counts, bf16, fp16 and
-fp32, row-padded tables and keys sliced out of one qkv tensor, vLLM's flash cache layout with
-the slots nobody writes left as they are; on the interpreter and the emulator (gfx1100, gfx950);
-opcheck, what they refuse, and the kernels through the gates on every target."""
+(no copy) of any shape, padding and out-of-range indices (int64 ones past int32's range too),
+ragged token counts, bf16, fp16 and fp32, row-padded tables and keys sliced out of one qkv
+tensor, vLLM's flash cache layout with the slots nobody writes left as they are; on the
+interpreter and the emulator (gfx1100, gfx950); opcheck, what they refuse, and the kernels
+through the gates on every target."""
 
 import pytest
 import torch
@@ -29,6 +30,10 @@ def ids_for(shape, vocab, dtype, seed=0):
     flat = ids.view(-1)
     flat[3::7] = -1          # padding
     flat[5::11] = vocab + 3  # another shard's token
+    if dtype == torch.int64:  # outside int32, with a low word inside the vocabulary
+        flat[2::13] = 2 ** 32 + 7
+        flat[4::17] = -2 ** 32 + 1
+        flat[6::19] = 2 ** 31 + 2
     return ids
 
 
@@ -63,6 +68,9 @@ def cache_case(tokens, kv_heads, head, blocks, block_size, dtype, slot_dtype=tor
     # Never slot 0: the slots read past the end of the mapping must not write there either.
     slots = (torch.randperm(blocks * block_size - 1, generator=g)[:tokens] + 1).to(slot_dtype)
     slots[1::4] = -1
+    if slot_dtype == torch.int64:  # outside int32, with a low word inside the cache: dropped
+        slots[2::5] = 2 ** 32 + 5
+        slots[3::7] = -2 ** 32 + 3
     key_cache = torch.randn(blocks, block_size, kv_heads, head, generator=g).to(dtype)
     value_cache = torch.randn(blocks, block_size, kv_heads, head, generator=g).to(dtype)
     return key, value, key_cache, value_cache, slots
@@ -71,7 +79,7 @@ def cache_case(tokens, kv_heads, head, blocks, block_size, dtype, slot_dtype=tor
 def expected_caches(key, value, key_cache, value_cache, slots):
     kc, vc = key_cache.clone(), value_cache.clone()
     for i, s in enumerate(slots.tolist()):
-        if s >= 0:
+        if 0 <= s < kc.shape[0] * kc.shape[1]:
             kc.view(-1, *kc.shape[2:])[s] = key[i]
             vc.view(-1, *vc.shape[2:])[s] = value[i]
     return kc, vc
