@@ -281,6 +281,20 @@ def shapes_for(op, given, model_names, tokens, arch=None):
     return list(dict.fromkeys(shapes))
 
 
+def _check_knob_types(op, searched, knobs):
+    """Refuses a --knob value of another type than the values the op's space gives that knob
+    (BM=abc for a knob of integers), which every candidate would otherwise fail on."""
+    from hk.compiler.cli import UsageError
+
+    for name, values in knobs.items():
+        kinds = {type(v) for v in searched.get(name, ())}
+        wrong = [v for v in values if kinds and type(v) not in kinds]
+        if wrong:
+            raise UsageError("--knob=%s=%s: %s's %s takes %s values (%s), not %r" % (
+                name, ",".join(map(str, values)), op, name, " or ".join(sorted(k.__name__ for k in kinds)),
+                ", ".join(map(repr, searched[name])), wrong[0]))
+
+
 def knob_values(items):
     """{knob: (values)} of --knob NAME=V1,V2 items (values read as Python literals)."""
     from hk.compiler.cli import UsageError, parse_constants
@@ -356,6 +370,8 @@ def main(argv):
         if unknown:
             raise cli.UsageError("--knob: %s takes no knob %s (its knobs: %s)" % (
                 op, ", ".join(sorted(unknown)), ", ".join(sorted(hk.ops.TUNABLES[op].knobs))))
+        for arch in FLAGS.archs:
+            _check_knob_types(op, hk.ops.TUNABLES[op].space_for(arch).knobs, knobs)
     if FLAGS.from_engine and not FLAGS.model:
         raise cli.UsageError("--from-engine takes the shapes of --model's layers: name a model")
 

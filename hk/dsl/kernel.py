@@ -364,7 +364,16 @@ class Kernel:
                 setattr(view, p.name, TensorExtents.of(a))
             else:
                 view._scalars[p.name] = a
-        grid = self.grid(view) if callable(self.grid) else self.grid
+        try:
+            grid = self.grid(view) if callable(self.grid) else self.grid
+        except errors.HKError:
+            raise
+        except Exception as e:  # the user's grid function, on these arguments
+            code = getattr(self.grid, "__code__", None)
+            where = " (%s:%d)" % (code.co_filename, code.co_firstlineno) if code else ""
+            raise LaunchError("kernel %s: its grid function%s raised %s: %s on these arguments"
+                              % (self.name, where, type(e).__name__, e),
+                              hint="check the constants and the tensors' shapes it reads") from None
         grid = tuple(grid) if isinstance(grid, (tuple, list)) else (grid,)
         if not 1 <= len(grid) <= 3 or any(isinstance(g, bool) or not hasattr(g, "__index__") or g < 0
                                           for g in grid):

@@ -217,7 +217,7 @@ def launch_awq(x, qweight, scales, qzeros, out):
     dtype = registry.dtype_of(op, x, (torch.bfloat16, torch.float16))
     registry.same(op, "scales", scales, x)
     registry.same(op, "out", out, x)
-    k = x.shape[-1]
+    k = registry.columns(op, "x", x)
     for name, t in (("qweight", qweight), ("qzeros", qzeros)):
         if t.dtype != torch.int32 or t.dim() != 2 or t.device != x.device:
             raise registry.LaunchError("hk.ops.awq_gemm: %s is %s %s on %s; it must be 2-D int32 on %s"

@@ -48,9 +48,10 @@ def launch(form, fn, x, y, out):
     for name, t in (("y", y), ("out", out)):
         if t is not None:
             registry.same(op, name, t, x)
+    registry.columns(op, "x", x)
+    cols = registry.columns(op, "out", out)
     if out.numel() == 0:
         return
-    cols = out.shape[-1]
     if form == "gated":
         if x.shape[-1] != 2 * cols or x.shape[:-1] != out.shape[:-1]:
             raise registry.LaunchError("hk.ops.%s: x has shape %s; out %s needs x of [..., %d]"
@@ -84,7 +85,7 @@ def _define():
             launch("unary", fn, x, None, out)
 
         def gated(x, fn=fn):
-            out = _empty(x, x.shape[-1] // 2)
+            out = _empty(x, registry.columns(fn + "_and_mul", "x", x) // 2)
             launch("gated", fn, x, None, out)
             return out
 
@@ -97,7 +98,7 @@ def _define():
         if fn != "relu":
             name = fn + "_and_mul"
             ops[name] = registry.define(name, "(Tensor x) -> Tensor", gated,
-                                        lambda x: _empty(x, x.shape[-1] // 2))
+                                        lambda x, name=name: _empty(x, registry.columns(name, "x", x) // 2))
             ops[name + "_out"] = registry.define(name + "_out", "(Tensor(a!) out, Tensor x) -> ()", gated_out,
                                                  lambda out, x: None, mutates=("out",))
     for fn in BINARY:

@@ -459,7 +459,7 @@ def _launch_linear(x, weight, bias, out):
     dtype = registry.dtype_of(op, x, (torch.bfloat16, torch.float16))
     registry.same(op, "weight", weight, x)
     registry.same(op, "out", out, x)
-    k = x.shape[-1]
+    k = registry.columns(op, "x", x)
     if weight.dim() != 2 or weight.shape[1] != k:
         raise registry.LaunchError("hk.ops.linear: weight has shape %s; x [..., %d] needs [N, %d]"
                                    % (tuple(weight.shape), k, k))
@@ -551,8 +551,14 @@ def _launch_linear(x, weight, bias, out):
     return gemm
 
 
+def _out_shape(x, weight):
+    if weight.dim() != 2:
+        raise registry.LaunchError("hk.ops.linear: weight has shape %s; it must be [N, K]" % (tuple(weight.shape),))
+    return tuple(x.shape[:-1]) + (weight.shape[0],)
+
+
 def _linear(x, weight, bias=None):
-    out = x.new_empty(x.shape[:-1] + (weight.shape[0],))  # x's dtype and device
+    out = x.new_empty(_out_shape(x, weight))  # x's dtype and device
     launch_linear(x, weight, bias, out)
     return out
 
@@ -564,8 +570,7 @@ def _linear_out(out, x, weight, bias=None):
 OPS = {
     "linear": registry.define(
         "linear", "(Tensor x, Tensor weight, Tensor? bias=None) -> Tensor", _linear,
-        lambda x, weight, bias=None: torch.empty(tuple(x.shape[:-1]) + (weight.shape[0],), dtype=x.dtype,
-                                                 device=x.device)),
+        lambda x, weight, bias=None: torch.empty(_out_shape(x, weight), dtype=x.dtype, device=x.device)),
     "linear_out": registry.define(
         "linear_out", "(Tensor(a!) out, Tensor x, Tensor weight, Tensor? bias=None) -> ()", _linear_out,
         lambda out, x, weight, bias=None: None, mutates=("out",)),

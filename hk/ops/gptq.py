@@ -153,7 +153,7 @@ def launch_gptq(x, qweight, qzeros, scales, g_idx, use_v2_format, out):
         if t.dtype != torch.int32 or t.device != x.device:
             raise registry.LaunchError("hk.ops.gptq_gemm: %s is %s on %s; it must be int32 on %s"
                                        % (name, t.dtype, t.device, x.device))
-    k = x.shape[-1]
+    k = registry.columns(op, "x", x)
     n = qweight.shape[-1]
     groups = scales.shape[0] if scales.dim() == 2 else 0
     if (qweight.dim() != 2 or k % 8 or qweight.shape[0] != k // 8 or scales.dim() != 2 or scales.shape[1] != n
@@ -210,6 +210,9 @@ def reference(x, qweight, qzeros, scales, g_idx, use_v2_format=False):
 
 
 def _shape(x, qweight):
+    if qweight.dim() != 2:
+        raise registry.LaunchError("hk.ops.gptq_gemm: qweight has shape %s; it must be [K / 8, N]"
+                                   % (tuple(qweight.shape),))
     return tuple(x.shape[:-1]) + (qweight.shape[-1],)
 
 

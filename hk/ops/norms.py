@@ -196,7 +196,7 @@ def launch(kind, x, residual, weight, bias, eps, out, residual_out):
     residual. Any shape [..., cols]; outputs may alias the inputs (the in-place ops)."""
     op = FAMILY[kind]
     dtype = registry.dtype_of(op, x)
-    cols = x.shape[-1]
+    cols = registry.columns(op, "x", x)
     for name, t in (("residual", residual), ("weight", weight), ("bias", bias), ("out", out),
                     ("residual_out", residual_out)):
         if t is not None:

@@ -147,8 +147,8 @@ def _check_q(op, q, x):
 
 def _check_scale(op, scale, x, per_row):
     want = (tuple(x.shape[:-1]) + (1,)) if per_row else (1,)
-    if scale.dtype != torch.float32 or scale.numel() != (x.numel() // max(x.shape[-1], 1) if per_row else 1) \
-            or scale.device != x.device:
+    rows = x.numel() // max(registry.columns(op, "x", x), 1) if per_row else 1
+    if scale.dtype != torch.float32 or scale.numel() != rows or scale.device != x.device:
         raise registry.LaunchError("hk.ops.%s: scale is %s %s on %s; it must be float32 %s on %s"
                                    % (op, scale.dtype, tuple(scale.shape), scale.device, want, x.device))
 
@@ -161,7 +161,7 @@ def launch_quant_per_row(x, q, scale):
     _check_scale(op, scale, x, True)
     if x.numel():
         quant_per_row_kernel(dtype, qd)(registry.rows(op, "x", x), registry.rows(op, "q", q, writable=True),
-                                        scale.view(-1))
+                                        registry.vector(op, "scale", scale, writable=True))
 
 
 def launch_quant(x, scale, q):
@@ -183,7 +183,8 @@ def launch_dequant(q, scale, x):
     per_row = scale.numel() != 1  # (one scale for one row is both)
     _check_scale(op, scale, q, per_row)
     if q.numel():
-        dequant_kernel(qd, dtype, per_row)(registry.rows(op, "q", q), scale.reshape(-1), registry.rows(op, "x", x, writable=True))
+        dequant_kernel(qd, dtype, per_row)(registry.rows(op, "q", q), registry.vector(op, "scale", scale),
+                                           registry.rows(op, "x", x, writable=True))
 
 
 def _q_empty(x, qdtype):
@@ -337,7 +338,7 @@ def launch_rms_quant(x, weight, eps, scale_ub, residual, q, scale):
     args.append(weight.contiguous())
     if scale_ub is not None:
         args.append(scale_ub.reshape(1))
-    args += [registry.rows(op, "q", q, n, writable=True), scale.view(-1)]
+    args += [registry.rows(op, "q", q, n, writable=True), registry.vector(op, "scale", scale, writable=True)]
     rms_quant_kernel(dtype, qd, residual is not None, scale_ub is not None)(*args, float(eps))
 
 

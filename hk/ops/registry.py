@@ -12,6 +12,7 @@ import torch
 from hk import types
 from hk.dsl.kernel import launch_arch  # noqa: F401 (hk.ops and its callers ask it here)
 from hk.errors import LaunchError
+from hk.runtime.launch import unit_stride
 
 NAMESPACE = "hk"
 FLOATS = (torch.bfloat16, torch.float16, torch.float32)
@@ -23,6 +24,7 @@ FLOATS = (torch.bfloat16, torch.float16, torch.float32)
 # the op's own Python. What stays: the schema (Tensor(a!) for what an op writes), a fake, and one
 # Python kernel at the Autograd key (the version bump of what the op writes, no gradient).
 _LIB = torch.library.Library(NAMESPACE, "FRAGMENT")
+_IMPLS = {}  # op -> its Python implementation
 _BELOW_AUTOGRAD = torch._C._after_autograd_keyset
 # What is left below autograd for plain CPU or GPU tensors: nothing but the backend's kernel, which
 # the autograd kernel then calls itself (a redispatch costs another trip through the dispatcher).
@@ -79,9 +81,17 @@ def define(name, schema, impl, fake, mutates=()):
     _LIB.impl(name, impl, "CompositeExplicitAutograd")
     torch.library.register_fake(op, fake, lib=_LIB)
     _LIB.impl(name, _autograd_kernel(op, impl, written), "Autograd", with_keyset=True)
+    _IMPLS[op] = impl
     return op
 
 
+def implementation(fn):
+    """The Python implementation of the hk op `fn` (torch.ops.hk.NAME or its .default), which
+    launches its kernels whatever the tensors' device (meta tensors go to the op's fake through
+    the dispatcher); None for anything else."""
+    if isinstance(fn, torch._ops.OpOverloadPacket):
+        fn = getattr(fn, "default", None)
+    return _IMPLS.get(fn) if isinstance(fn, torch._ops.OpOverload) else None
 
 
 def dtype_of(op, t, allowed=FLOATS):
@@ -92,11 +102,19 @@ def dtype_of(op, t, allowed=FLOATS):
     return types.from_torch(t.dtype)
 
 
+def columns(op, name, t):
+    """The length of `t`'s last dimension, along which the op works; a 0-d tensor has none."""
+    if t.dim() == 0:
+        raise LaunchError("hk.ops.%s: %s is a 0-d tensor; the op works along its last dimension" % (op, name),
+                          hint="pass %s.reshape(1) for one element" % name)
+    return t.shape[-1]
+
+
 def rows(op, name, t, cols=None, writable=False):
     """`t` as a [rows, cols] view with unit stride along its rows (cols None: t's last
     dimension; a 0-d tensor is one row of one); a copy of an input that has no such view, an
     error for an output (which must be written in place)."""
-    if t.dim() == 2 and t.stride(-1) == 1 and (cols is None or t.shape[1] == cols):
+    if t.dim() == 2 and unit_stride(t) and (cols is None or t.shape[1] == cols):
         return t  # already such a view (what t.view(-1, cols) would give)
     if t.dim() == 0:
         t = t.view(1, 1)
@@ -107,13 +125,29 @@ def rows(op, name, t, cols=None, writable=False):
         flat = t.view(-1, cols)
     except RuntimeError:  # no such view of these strides
         flat = None
-    if flat is None or (flat.numel() and flat.stride(-1) != 1):
+    if flat is None or not unit_stride(flat):
         if writable:
             raise LaunchError("hk.ops.%s: %s (shape %s, strides %s) has no [rows, %d] view with "
                               "contiguous rows, so it cannot be written in place"
                               % (op, name, tuple(t.shape), t.stride(), cols),
                               hint="pass a tensor whose last dimension is contiguous")
         flat = t.contiguous().view(-1, cols)
+    return flat
+
+
+def vector(op, name, t, writable=False):
+    """`t` (scales, say) as a vector with unit stride; a copy of an input that has no such view,
+    an error for an output (which must be written in place)."""
+    try:
+        flat = t.view(-1)
+    except RuntimeError:  # no such view of these strides
+        flat = None
+    if flat is None or not unit_stride(flat):
+        if writable:
+            raise LaunchError("hk.ops.%s: %s (shape %s, strides %s) is not one run of elements, so it "
+                              "cannot be written in place" % (op, name, tuple(t.shape), t.stride()),
+                              hint="pass a contiguous tensor")
+        flat = t.contiguous().view(-1)
     return flat
 
 

@@ -2,6 +2,7 @@
 HK_DEVICE chooses. Every refusal is a LaunchError at the user's call."""
 
 import contextlib
+import numbers
 import operator
 import os
 import struct
@@ -36,7 +37,7 @@ def _check_args(kernel, args):
                                   "seen as (batch, depth, rows, cols)" % (kernel.name, p.name, a.dim(), tuple(a.shape)),
                                   hint="reshape it: x.flatten(0, 1) merges the first two dimensions"
                                   if a.dim() > 4 else "pass x.reshape(1) for a single element")
-            if a.stride(-1) != 1:
+            if not unit_stride(a):
                 raise LaunchError("kernel %s: argument %r must have unit stride in its last dimension"
                                   % (kernel.name, p.name), hint="pass tensor.contiguous()")
             if a.dim() > 1 and a.stride(-2) * a.element_size() >= MAX_ROW_BYTES:
@@ -51,9 +52,10 @@ def _check_args(kernel, args):
                                   "%s; hk tensors index with 32-bit ints" % (kernel.name, p.name, tuple(a.shape)),
                                   hint="split the tensor and launch on each part")
         elif p.kind.is_float:
-            if isinstance(a, bool) or not isinstance(a, (int, float)):
+            if isinstance(a, bool) or not isinstance(a, numbers.Real):  # numpy's floats and ints too
                 raise LaunchError("kernel %s: argument %r must be a Python float, not %s"
-                                  % (kernel.name, p.name, type(a).__name__))
+                                  % (kernel.name, p.name, type(a).__name__),
+                                  hint="pass float(x) (a 0-d tensor's value: x.item())" if hasattr(a, "item") else None)
         else:
             try:
                 value = operator.index(a)  # ints, bools, numpy and 0-d torch integers; not 2.7
@@ -64,6 +66,13 @@ def _check_args(kernel, args):
             if not INT_MIN <= value <= INT_MAX:
                 raise LaunchError("kernel %s: argument %r = %d does not fit the kernel's 32-bit int "
                                   "(%d .. %d)" % (kernel.name, p.name, value, INT_MIN, INT_MAX))
+
+
+def unit_stride(t):
+    """Whether consecutive elements of tensor `t`'s last dimension are adjacent, as a kernel
+    reads them (trivially so for one column or none, or no element: torch's contiguous() leaves
+    their strides as they are)."""
+    return t.stride(-1) == 1 or t.shape[-1] <= 1 or t.numel() == 0
 
 
 def scalar_values(kernel, args):
@@ -303,6 +312,8 @@ def bound(kernel, args, arch=None, constants=None):
     kernel(*args, arch=arch, **constants) did, with no checks and no key of its own; None when
     that call left no plan or the kernel takes scalars. For an op that keys its calls by its
     operands' layouts, the runner and the target itself (hk.ops.linear's plans)."""
+    if getattr(_captured, "launches", None) is not None:
+        return None  # a capture (hk.perf) runs nothing, and needs no runner
     which = device.runner()
     if which == "gpu" and not arch:
         arch_in = device.detected_arch()

@@ -122,22 +122,32 @@ def read(data):
             raise MetadataError("cannot read the ELF code object: %s" % e) from None
         if raw is None:
             raise MetadataError("the code object has no AMDGPU metadata note (code object v3+ expected)")
-        meta = msgpack.unpackb(raw, raw=False, strict_map_key=False)
-        target = meta.get("amdhsa.target", "")
-        for k in meta.get("amdhsa.kernels", []):
-            kernels.append(KernelMetadata(
-                name=k.get(".name", ""),
-                target=target,
-                vgprs=int(k.get(".vgpr_count", 0)),
-                agprs=int(k.get(".agpr_count", 0)),
-                sgprs=int(k.get(".sgpr_count", 0)),
-                vgpr_spills=int(k.get(".vgpr_spill_count", 0)),
-                sgpr_spills=int(k.get(".sgpr_spill_count", 0)),
-                scratch_bytes=int(k.get(".private_segment_fixed_size", 0)),
-                lds_bytes=int(k.get(".group_segment_fixed_size", 0)),
-                wave_size=int(k.get(".wavefront_size", 64)),
-                max_workgroup_size=int(k.get(".max_flat_workgroup_size", 0)),
-                kernarg_bytes=int(k.get(".kernarg_segment_size", 0)),
-                args=tuple(k.get(".args", ())),
-            ))
+        try:
+            kernels += _kernels(msgpack.unpackb(raw, raw=False, strict_map_key=False))
+        except (ValueError, TypeError, AttributeError) as e:  # msgpack's errors are ValueErrors
+            raise MetadataError("the code object's AMDGPU metadata note is damaged (%s: %s)"
+                                % (type(e).__name__, e)) from None
+    return kernels
+
+
+def _kernels(meta):
+    """The KernelMetadata of a decoded metadata note."""
+    kernels = []
+    target = meta.get("amdhsa.target", "")
+    for k in meta.get("amdhsa.kernels", []):
+        kernels.append(KernelMetadata(
+            name=k.get(".name", ""),
+            target=target,
+            vgprs=int(k.get(".vgpr_count", 0)),
+            agprs=int(k.get(".agpr_count", 0)),
+            sgprs=int(k.get(".sgpr_count", 0)),
+            vgpr_spills=int(k.get(".vgpr_spill_count", 0)),
+            sgpr_spills=int(k.get(".sgpr_spill_count", 0)),
+            scratch_bytes=int(k.get(".private_segment_fixed_size", 0)),
+            lds_bytes=int(k.get(".group_segment_fixed_size", 0)),
+            wave_size=int(k.get(".wavefront_size", 64)),
+            max_workgroup_size=int(k.get(".max_flat_workgroup_size", 0)),
+            kernarg_bytes=int(k.get(".kernarg_segment_size", 0)),
+            args=tuple(k.get(".args", ())),
+        ))
     return kernels

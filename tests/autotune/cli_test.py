@@ -53,12 +53,24 @@ def test_every_candidate_refused_is_exit_1(dirs):
     assert "multiple of 16 but got 24" in result.stdout
 
 
+def test_a_value_the_grid_cannot_take_refuses_its_candidates(dirs):
+    # BM=0: the GEMM's grid divides by it; each candidate is refused saying so, not a traceback.
+    cache, out = dirs
+    result = tune("--shape=64,64,64", "--knob=waves=4", "--knob=BM=0", "--knob=BN=64", "--knob=BK=32",
+                  "--knob=UNROLL=2", "--evaluator=model", "--out=" + out, cache=cache)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "every candidate was refused (launch 1)" in result.stdout
+    assert "its grid function (" in result.stdout and "raised ZeroDivisionError" in result.stdout
+    assert "Traceback" not in result.stdout + result.stderr
+
+
 @pytest.mark.parametrize("args, message", [
     ([], "--out"),
     (["--out=x", "--ops=softmax"], "no tunable op softmax"),
     (["--out=x", "--shape=64,64"], "a linear's shape is M,N,K"),
     (["--out=x", "--model=gpt-9"], "unknown model 'gpt-9'"),
     (["--out=x", "--shape=64,64,64", "--knob=BLOCK=1"], "linear takes no knob BLOCK"),
+    (["--out=x", "--shape=64,64,64", "--knob=BM=abc"], "linear's BM takes int values (64, 128, 256), not 'abc'"),
     (["--out=x", "--shape=64,64,64", "--archs=gfx9999"], "gfx9999"),
     (["--out=x", "--effort=max"], "effort"),
     (["--out=x", "--tokens=many", "--model=qwen3-8b"], "--tokens are integers"),

@@ -1,7 +1,8 @@
 """hk.ops' elementwise ops against torch: the activations, the gated ones of an MLP (vLLM's
 silu_and_mul and gelu_tanh_and_mul, out= as vLLM calls them), add and mul; bf16, fp16 and
-fp32, ragged and row-strided, on the interpreter and (each form) on the emulator for gfx1100
-and gfx950; opcheck on every op; every kernel through the gates on every target."""
+fp32, ragged, row-strided and one column of any stride, on the interpreter and (each form) on
+the emulator for gfx1100 and gfx950; opcheck on every op; every kernel through the gates on
+every target."""
 
 import pytest
 import torch
@@ -80,6 +81,19 @@ def test_row_strided_inputs(interp):
     check_all(x, y, g)
 
 
+@pytest.mark.parametrize("device", ["interp", "emu"])
+def test_one_column_of_any_stride(monkeypatch, device):
+    # [37, 1] with strides (1, 37), a transposed row: torch calls it contiguous (a column of one
+    # has no stride to speak of), and so does a launch.
+    monkeypatch.setenv("HK_DEVICE", device)
+    monkeypatch.setenv("HK_ARCH", "gfx1100")
+    x = tensor(1, 37, dtype=torch.bfloat16).t()
+    y = tensor(1, 37, dtype=torch.bfloat16, seed=1).t()
+    assert x.stride() == (1, 37) and x.is_contiguous()
+    close(torch.ops.hk.silu(x), ref_unary("silu", x))
+    close(torch.ops.hk.add(x, y), ref_binary("add", x, y))
+
+
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
 def test_each_form_on_the_emulator(monkeypatch, arch):
     monkeypatch.setenv("HK_DEVICE", "emu")
@@ -102,6 +116,9 @@ def test_bad_arguments_are_launch_errors(interp):
         torch.ops.hk.silu_and_mul_out(torch.empty(4, 64, dtype=torch.bfloat16), x)
     with pytest.raises(LaunchError, match="int32 are not supported"):
         torch.ops.hk.relu(torch.ones(4, 4, dtype=torch.int32))
+    for op in (torch.ops.hk.silu, torch.ops.hk.silu_and_mul):
+        with pytest.raises(LaunchError, match="x is a 0-d tensor; the op works along its last dimension"):
+            op(x[0, 0])
 
 
 def args_of(name):

@@ -59,6 +59,18 @@ def test_batched_x_and_empty_k(interp):
     assert torch.equal(empty, bias[:4].expand(3, 4))
 
 
+@pytest.mark.parametrize("device", ["interp", "emu"])
+def test_k_of_one_and_a_strided_bias_of_one(monkeypatch, device):
+    # Tensors whose last dimension has one element, at any stride: the weight a transposed row
+    # ([64, 1], strides (1, 64)) and a bias sliced with a step.
+    monkeypatch.setenv("HK_DEVICE", device)
+    monkeypatch.setenv("HK_ARCH", "gfx950")
+    x, w, _ = operands(20, 1, 64, torch.bfloat16)
+    close(torch.ops.hk.linear(x[:, :1], w.t(), None), reference(x[:, :1], w.t(), None), 1)
+    bias = torch.randn(2).to(torch.bfloat16)[::2]
+    close(torch.ops.hk.linear(x, w, bias), reference(x, w, bias), 64)
+
+
 @pytest.mark.parametrize("arch", ["gfx1100", "gfx950"])
 @pytest.mark.parametrize("m, n, k, padded", [(20, 136, 96, True), (9, 70, 45, False), (33, 40, 42, False)])
 def test_linear_on_the_emulator(monkeypatch, arch, m, n, k, padded):
@@ -77,6 +89,25 @@ def test_bad_arguments_are_launch_errors(interp):
         torch.ops.hk.linear(x.float(), w.float())
     with pytest.raises(LaunchError, match=r"bias has shape \(63,\)"):
         torch.ops.hk.linear(x, w, bias[:63])
+    with pytest.raises(LaunchError, match="x is a 0-d tensor"):
+        torch.ops.hk.linear(x[0, 0], w)
+    with pytest.raises(LaunchError, match=r"weight has shape \(\); it must be \[N, K\]"):
+        torch.ops.hk.linear(x, w[0, 0])
+
+
+def test_the_op_is_predicted_on_meta_tensors():
+    # The dispatcher sends meta tensors to an op's fake; hk.perf.predict_call takes the op's own
+    # implementation, which plans the same launch as on real tensors.
+    import hk.perf
+
+    x, w, _ = operands(16, 256, 256, torch.bfloat16)
+    meta = lambda t: torch.empty_like(t, device="meta")  # noqa: E731
+    (op,) = hk.perf.predict_call(torch.ops.hk.linear, meta(x), meta(w), arch="gfx1100")
+    (direct,) = hk.perf.predict_call(torch.ops.hk.linear.default, x, w, arch="gfx1100")
+    assert op.kernel == direct.kernel == "gemm_ABt_bf16_bf16"
+    assert op.seconds == pytest.approx(direct.seconds, rel=0.01)
+    with pytest.raises(LaunchError, match=r"needs \[N, 256\]"):
+        hk.perf.predict_call(torch.ops.hk.linear, meta(x), meta(w)[:, :100], arch="gfx1100")
 
 
 @pytest.mark.parametrize("name", ["linear", "linear_out"])

@@ -120,6 +120,9 @@ def test_bad_arguments_are_launch_errors(interp):
         torch.ops.hk.layer_norm(x, torch.ones(64), None, 1e-5)
     with pytest.raises(LaunchError, match="cannot be written in place"):
         torch.ops.hk.fused_add_rms_norm_(x.t().contiguous().t(), torch.randn(4, 64, dtype=torch.bfloat16), None, 1e-6)
+    for op in (torch.ops.hk.rms_norm, torch.ops.hk.softmax):
+        with pytest.raises(LaunchError, match="x is a 0-d tensor; the op works along its last dimension"):
+            op(x[0, 0], None)
 
 
 def test_empty_inputs_return_empty_outputs(interp):

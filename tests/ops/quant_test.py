@@ -102,6 +102,19 @@ def test_out_variants_and_padded_rows(interp):
     same_bits(out, (q.float() * scale).to(torch.bfloat16))
 
 
+def test_scales_sliced_out_of_a_larger_tensor(interp):
+    x = sample((9, 100), torch.bfloat16)
+    q, scale = per_row(x, torch.int8)
+    wide = torch.rand(9, 3)
+    wide[:, 1:2] = scale
+    # An input: a column of another tensor (strides (3, 1)) is read as it is.
+    same_bits(torch.ops.hk.dequant(q, wide[:, 1:2], torch.float32), q.float() * scale)
+    # An output is written in place, so one that is not one run of elements is refused.
+    with pytest.raises(LaunchError, match="scale \\(shape \\(9, 1\\), strides \\(3, 1\\)\\) is not one run of "
+                                          "elements, so it cannot be written in place"):
+        torch.ops.hk.quant_per_row_out(torch.empty(9, 100, dtype=torch.int8), wide[:, 1:2], x)
+
+
 def round_trips_on_the_emulator(monkeypatch, arch, dtype, qdtypes, static_qdtype):
     """quant_per_row, dequant and quant on the emulator, bit for bit against torch."""
     monkeypatch.setenv("HK_DEVICE", "emu")

@@ -4,11 +4,13 @@ Each hazard class is a few instructions assembled with the toolchain's llvm-mc i
 code object with a metadata note.
 """
 
+import io
 import os
 import subprocess
 import sys
 
 import pytest
+from elftools.elf.elffile import ELFFile
 
 sys.path.insert(0, os.path.dirname(__file__))
 import asm_kernel  # noqa: E402
@@ -295,9 +297,18 @@ def test_command_line_exit_codes(workdir):
     not_elf = os.path.join(workdir, "not_a_code_object.co")
     with open(not_elf, "w") as f:
         f.write("text")
+    # A code object whose metadata note does not decode (its first byte made a lone integer).
+    with open(good, "rb") as f:
+        data = bytearray(f.read())
+    at = data.find(metadata._note(ELFFile(io.BytesIO(bytes(data)))))
+    data[at] = 0x01
+    damaged = os.path.join(workdir, "damaged_note.co")
+    with open(damaged, "wb") as f:
+        f.write(data)
     for files, message in ([[], "name the code objects"],
                            [[os.path.join(workdir, "absent.co")], "no such file"],
                            [[not_elf], "not an ELF code object"],
+                           [[damaged], "metadata note is damaged"],
                            [["--warps=two", good], "warps"]):
         wrong = run(*files)
         assert wrong.returncode == 2, (files, wrong.stdout)

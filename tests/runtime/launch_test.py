@@ -5,6 +5,7 @@ specialization, the grid or a refusal takes the full path again."""
 import math
 import struct
 
+import numpy as np
 import pytest
 import torch
 
@@ -121,6 +122,24 @@ def test_what_decides_a_launch_takes_the_full_path_again(runs, monkeypatch, chan
     assert counts["full"] == 2
 
 
+def test_a_column_of_one_takes_any_stride(runs):
+    seen, _ = runs
+    k = copy_kernel()
+    a = bf16(1, 32).t()  # [32, 1], strides (1, 32): one element a row, so no stride to keep
+    k(a, bf16(32, 1))
+    assert len(seen) == 1
+
+
+def test_a_grid_function_that_raises_is_a_launch_error(runs):
+    @hk.kernel(grid=lambda p: (hk.cdiv(p.o.cols, p.n),))
+    def fill(o: hk.Tensor[hk.fp32], n: int):
+        o[0, 0, 0, hk.arch.block_idx.x] = hk.zeros(hk.RT(hk.fp32, 16, 64))
+
+    with pytest.raises(LaunchError, match=r"kernel fill: its grid function \(.*launch_test.py:\d+\) raised "
+                                          "ZeroDivisionError: .* on these arguments"):
+        fill(torch.zeros(16, 64), 0)
+
+
 def test_refusals_are_raised_after_a_fast_call(runs):
     seen, counts = runs
     k = copy_kernel()
@@ -169,6 +188,11 @@ def test_scalars_are_checked_and_rounded_at_each_call(runs):
     assert math.isinf(seen[-1][2][2])
     with pytest.raises(LaunchError, match="must be a Python float"):
         k(o, 2, "0.5")
+    k(o, 2, np.float32(0.25))  # numpy's scalars, as its ints are for an int
+    assert seen[-1][2][2] == 0.25
+    with pytest.raises(LaunchError, match="must be a Python float, not Tensor") as e:
+        k(o, 2, torch.tensor(0.5))
+    assert "x.item()" in e.value.hint
 
 
 def test_a_grid_that_reads_a_scalar_is_computed_per_value(runs):
